@@ -1,0 +1,66 @@
+/// Why one catalog item could not be archived.
+///
+/// Every case has a stable `kind` (recorded in the manifest and journal) and a one-line
+/// `description` a user can act on.
+public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
+    case httpStatus(Int, url: String)
+    case timeout(seconds: Int, url: String)
+    case network(String, url: String)
+    case truncated(expected: Int64, received: Int64, url: String)
+    case tooLarge(limit: Int64, url: String)
+    case tooManyRedirects(url: String)
+    case notPNG(String)
+    case invalidPNG(String)
+    case invalidURL(String)
+    case unsafeKey(String)
+    case io(String)
+
+    /// The stable short name of the failure, as recorded in the manifest.
+    public var kind: String {
+        switch self {
+        case .httpStatus: "http-status"
+        case .timeout: "timeout"
+        case .network: "network"
+        case .truncated: "truncated"
+        case .tooLarge: "too-large"
+        case .tooManyRedirects: "too-many-redirects"
+        case .notPNG: "not-png"
+        case .invalidPNG: "invalid-png"
+        case .invalidURL: "invalid-url"
+        case .unsafeKey: "unsafe-key"
+        case .io: "io"
+        }
+    }
+
+    /// The HTTP status for `http-status` failures.
+    public var status: Int? {
+        if case .httpStatus(let code, _) = self { return code }
+        return nil
+    }
+
+    /// Whether another attempt at the same URL may succeed.
+    public var isRetriable: Bool {
+        switch self {
+        case .httpStatus(let code, _): [408, 429, 500, 502, 503, 504].contains(code)
+        case .timeout, .network, .truncated: true
+        default: false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .httpStatus(let code, let url): "HTTP \(code) from \(url)"
+        case .timeout(let seconds, let url): "no complete answer within \(seconds) s from \(url)"
+        case .network(let reason, let url): "network error from \(url): \(reason)"
+        case .truncated(let expected, let received, let url):
+            "body cut short: \(received) of \(expected) bytes from \(url)"
+        case .tooLarge(let limit, let url): "body larger than \(limit) bytes from \(url) (raise --max-bytes)"
+        case .tooManyRedirects(let url): "too many redirects from \(url)"
+        case .notPNG(let reason): "not a PNG: \(reason)"
+        case .invalidPNG(let reason): "broken PNG: \(reason)"
+        case .invalidURL(let url): "not an http(s) URL: \(url)"
+        case .unsafeKey(let key): "unsafe file name for id \(key)"
+        case .io(let reason): "write failed: \(reason)"
+        }
+    }
+}

@@ -1,0 +1,2 @@
+import ArchiverCore
+print("archiver")

@@ -1,0 +1,11 @@
+import XCTest
+@testable import ArchiverCore
+
+final class ItemErrorTests: XCTestCase {
+    func testKindsAreStableAndRetriabilityFollowsStatus() {
+        XCTAssertEqual(ItemError.httpStatus(404, url: "u").kind, "http-status")
+        XCTAssertFalse(ItemError.httpStatus(404, url: "u").isRetriable)
+        XCTAssertTrue(ItemError.httpStatus(503, url: "u").isRetriable)
+        XCTAssertEqual(ItemError.notPNG("x").kind, "not-png")
+    }
+}
