@@ -12,7 +12,12 @@ let package = Package(
             name: "CPNG",
             linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("z")]
         ),
-        .target(name: "ArchiverCore", dependencies: ["CPNG"]),
+        .systemLibrary(
+            name: "CLibCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(name: "ArchiverCore", dependencies: ["CPNG", "CLibCrypto"]),
         .executableTarget(name: "archiver", dependencies: ["ArchiverCore"]),
         .testTarget(name: "ArchiverCoreTests", dependencies: ["ArchiverCore"]),
     ]

@@ -1,2 +1,20 @@
 import ArchiverCore
-print("archiver")
+import Foundation
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let status: Int32
+switch arguments.first {
+case "run": status = RunCommand.main(Array(arguments.dropFirst()))
+case "status": status = StatusCommand.main(Array(arguments.dropFirst()))
+case "--help", "-h", "help":
+    print(usage)
+    status = 0
+case "--version": 
+    print("archiver \(ArchiverVersion.current)")
+    status = 0
+case nil:
+    status = fail("no command given; try 'archiver run --help' or 'archiver --help'")
+case let other?:
+    status = fail("unknown command '\(other)'; the commands are run, serve, status (see 'archiver --help')")
+}
+exit(status)

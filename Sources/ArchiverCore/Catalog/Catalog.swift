@@ -1,0 +1,86 @@
+import Foundation
+
+/// A parsed catalog: its records in file order, plus where it came from.
+public struct Catalog: Sendable {
+    /// The source as the user gave it (path or URL).
+    public var source: String
+    /// SHA-256 of the catalog bytes.
+    public var sha256: String
+    public var records: [CatalogRecord]
+
+    /// Parses catalog bytes, refusing malformed JSON, bad records and duplicate ids.
+    public init(source: String, data: Data) throws(CatalogError) {
+        self.source = source
+        self.sha256 = SHA256.hex(data)
+        do {
+            records = try JSONDecoder().decode([CatalogRecord].self, from: data)
+        } catch let error as DecodingError {
+            throw CatalogError(decoding: error, source: source)
+        } catch {
+            throw .malformed(source: source, detail: "\(error)")
+        }
+        var seen = Set<Int>()
+        var duplicates: [Int] = []
+        for record in records where !seen.insert(record.id).inserted {
+            duplicates.append(record.id)
+        }
+        if !duplicates.isEmpty {
+            throw .duplicateIDs(source: source, ids: duplicates)
+        }
+    }
+}
+
+/// Why a catalog could not be used; every case ends the run with exit status 2.
+public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
+    case unreadable(source: String, reason: String)
+    case malformed(source: String, detail: String)
+    case badRecord(source: String, index: Int, detail: String)
+    case duplicateIDs(source: String, ids: [Int])
+
+    public var description: String {
+        switch self {
+        case .unreadable(let source, let reason):
+            "cannot read catalog \(source): \(reason)"
+        case .malformed(let source, let detail):
+            "catalog \(source) is not a JSON array of records: \(detail)"
+        case .badRecord(let source, let index, let detail):
+            "catalog \(source), record \(index + 1) (index \(index)): \(detail)"
+        case .duplicateIDs(let source, let ids):
+            "catalog \(source) has duplicate ids: "
+                + ids.prefix(5).map(String.init).joined(separator: ", ")
+                + (ids.count > 5 ? " and \(ids.count - 5) more" : "")
+        }
+    }
+
+    init(decoding error: DecodingError, source: String) {
+        func location(_ path: [any CodingKey]) -> (index: Int?, field: String?) {
+            (path.first?.intValue, path.dropFirst().first?.stringValue)
+        }
+        switch error {
+        case .dataCorrupted(let context) where context.codingPath.isEmpty:
+            let underlying = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            self = .malformed(source: source, detail: underlying ?? context.debugDescription)
+        case .typeMismatch(_, let context) where context.codingPath.isEmpty:
+            self = .malformed(source: source, detail: "the top level is not an array")
+        case .keyNotFound(let key, let context):
+            let (index, _) = location(context.codingPath)
+            self = .badRecord(source: source, index: index ?? 0, detail: "missing field \"\(key.stringValue)\"")
+        case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
+            let (index, field) = location(context.codingPath)
+            if let field {
+                self = .badRecord(
+                    source: source, index: index ?? 0,
+                    detail: "field \"\(field)\" is not \(type == String.self ? "a string" : "an integer")")
+            } else {
+                self = .badRecord(source: source, index: index ?? 0, detail: "not a JSON object")
+            }
+        case .dataCorrupted(let context):
+            let (index, field) = location(context.codingPath)
+            self = .badRecord(
+                source: source, index: index ?? 0,
+                detail: "field \"\(field ?? "?")\": \(context.debugDescription)")
+        @unknown default:
+            self = .malformed(source: source, detail: "\(error)")
+        }
+    }
+}

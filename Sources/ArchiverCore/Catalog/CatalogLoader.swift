@@ -1,0 +1,37 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Reads a catalog from a file path or fetches it from an http(s) URL (2xx only).
+public enum CatalogLoader {
+    /// Loads and parses the catalog; blocks the calling thread (call it from the command's main thread).
+    public static func load(_ source: String, fetcher: any Fetching) throws(CatalogError) -> Catalog {
+        let lowered = source.lowercased()
+        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
+            guard let url = URL(string: source) else { throw .unreadable(source: source, reason: "not a valid URL") }
+            let result = Mutex<FetchOutcome?>(nil)
+            let finished = DispatchSemaphore(value: 0)
+            _ = fetcher.fetch(url) { outcome in
+                result.withLock { $0 = outcome }
+                finished.signal()
+            }
+            finished.wait()
+            switch result.withLock({ $0 }) {
+            case .body(let data, _)?:
+                return try Catalog(source: source, data: data)
+            case .failed(let error, _)?:
+                throw .unreadable(source: source, reason: error.description)
+            case .cancelled?, nil:
+                throw .unreadable(source: source, reason: "the download was cancelled")
+            }
+        }
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: source))
+        } catch {
+            let reason = (error as NSError).localizedFailureReason ?? error.localizedDescription
+            throw .unreadable(source: source, reason: FileManager.default.fileExists(atPath: source) ? reason : "no such file")
+        }
+        return try Catalog(source: source, data: data)
+    }
+}

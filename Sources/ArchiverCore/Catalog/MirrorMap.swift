@@ -1,0 +1,29 @@
+/// URL prefix rewrites from `--mirror FROM=TO`: a URL starting with FROM is fetched from TO
+/// plus the rest. The longest matching FROM wins.
+public struct MirrorMap: Sendable, Equatable {
+    public var rules: [(from: String, to: String)]
+
+    public init(_ rules: [(from: String, to: String)] = []) {
+        self.rules = rules.sorted { $0.from.count > $1.from.count }
+    }
+
+    /// Parses one `FROM=TO` argument.
+    public static func parseRule(_ text: String) -> (from: String, to: String)? {
+        guard let eq = text.firstIndex(of: "=") else { return nil }
+        let from = String(text[..<eq]), to = String(text[text.index(after: eq)...])
+        guard !from.isEmpty, !to.isEmpty else { return nil }
+        return (from, to)
+    }
+
+    /// The URL to fetch for a catalog URL.
+    public func resolve(_ url: String) -> String {
+        for rule in rules where url.hasPrefix(rule.from) {
+            return rule.to + url.dropFirst(rule.from.count)
+        }
+        return url
+    }
+
+    public static func == (lhs: MirrorMap, rhs: MirrorMap) -> Bool {
+        lhs.rules.elementsEqual(rhs.rules) { $0.from == $1.from && $0.to == $1.to }
+    }
+}

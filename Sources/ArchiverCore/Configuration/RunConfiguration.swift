@@ -1,0 +1,37 @@
+import Foundation
+
+/// Everything one `archiver run` needs, built once from the command line and passed in.
+public struct RunConfiguration: Sendable {
+    /// The catalog path or http(s) URL, as given.
+    public var catalogSource: String = RunConfiguration.defaultCatalog
+    /// The bundle directory.
+    public var outputDirectory: URL = URL(fileURLWithPath: "archive")
+    /// Most requests in flight at once (1...64).
+    public var concurrency: Int = 8
+    public var field: ImageField = .url
+    public var mirrors = MirrorMap()
+    public var validation: ValidationMode = .structure
+    /// Extra attempts after a retriable failure.
+    public var retries: Int = 3
+    /// Seconds one attempt may take, enforced by the archiver.
+    public var timeout: Double = 30
+    /// Largest body accepted.
+    public var maxBytes: Int64 = 50 * 1024 * 1024
+    /// Longest `Retry-After` the archiver waits for; beyond it the item fails.
+    public var maxRetryAfter: Double = 120
+    /// Redirects followed before an item fails as `too-many-redirects`.
+    public var maxRedirects: Int = 10
+    /// Keep earlier failures instead of attempting them again.
+    public var skipFailed = false
+    /// fsync files and the directory before journaling them.
+    public var durable = false
+    /// Delete files of records no longer in the catalog.
+    public var prune = false
+    /// Largest image width or height accepted.
+    public var maxDimension: Int = 16384
+
+    public static let defaultCatalog = "https://jsonplaceholder.typicode.com/photos"
+    public static let concurrencyRange = 1...64
+
+    public init() {}
+}

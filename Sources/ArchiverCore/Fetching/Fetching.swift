@@ -1,0 +1,48 @@
+import Foundation
+
+/// What one attempt at a URL ended with.
+public enum FetchOutcome: Sendable {
+    /// A 2xx answer and its whole body; `finalURL` differs from the request after redirects.
+    case body(Data, finalURL: String)
+    /// The attempt failed; `retryAfter` is the server's `Retry-After`, in seconds, if it sent one.
+    case failed(ItemError, retryAfter: Double?)
+    /// The attempt was cancelled by the caller.
+    case cancelled
+}
+
+/// A handle on one attempt in flight.
+public protocol FetchTask: Sendable {
+    func cancel()
+}
+
+/// Downloads one URL without blocking the caller; the completion runs exactly once.
+public protocol Fetching: Sendable {
+    func fetch(_ url: URL, completion: @escaping @Sendable (FetchOutcome) -> Void) -> any FetchTask
+}
+
+/// Limits every fetch obeys.
+public struct FetchLimits: Sendable {
+    public var concurrency: Int
+    public var timeout: Double
+    public var maxBytes: Int64
+    public var maxRedirects: Int
+
+    public init(concurrency: Int = 8, timeout: Double = 30, maxBytes: Int64 = 50 << 20, maxRedirects: Int = 10) {
+        self.concurrency = concurrency
+        self.timeout = timeout
+        self.maxBytes = maxBytes
+        self.maxRedirects = maxRedirects
+    }
+}
+
+/// Parses a `Retry-After` value: delta seconds or an HTTP date. Returns seconds from `now`.
+public func parseRetryAfter(_ value: String, now: Date = Date()) -> Double? {
+    let trimmed = value.trimmingCharacters(in: .whitespaces)
+    if let seconds = Double(trimmed), seconds >= 0 { return seconds }
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.timeZone = TimeZone(identifier: "GMT")
+    formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+    guard let date = formatter.date(from: trimmed) else { return nil }
+    return max(0, date.timeIntervalSince(now))
+}

@@ -1,0 +1,52 @@
+/// The recorded outcome of one catalog item, as the journal keeps it.
+public struct ItemRecord: Sendable, Equatable {
+    public enum Status: String, Sendable, Codable {
+        case done, failed, pending
+    }
+
+    public var id: Int
+    /// The catalog URL the outcome belongs to; a changed URL makes the record stale.
+    public var url: String
+    /// The URL actually fetched (after `--mirror`).
+    public var source: String
+    public var status: Status
+    public var bytes: Int64 = 0
+    public var sha256: String = ""
+    public var width: Int = 0
+    public var height: Int = 0
+    public var attempts: Int = 0
+    public var error: RecordedError?
+
+    public init(
+        id: Int, url: String, source: String, status: Status, bytes: Int64 = 0, sha256: String = "",
+        width: Int = 0, height: Int = 0, attempts: Int = 0, error: RecordedError? = nil
+    ) {
+        self.id = id
+        self.url = url
+        self.source = source
+        self.status = status
+        self.bytes = bytes
+        self.sha256 = sha256
+        self.width = width
+        self.height = height
+        self.attempts = attempts
+        self.error = error
+    }
+}
+
+/// A failure as recorded in the journal and the manifest.
+public struct RecordedError: Sendable, Equatable, Codable {
+    public var kind: String
+    public var status: Int?
+    public var message: String
+
+    public init(kind: String, status: Int? = nil, message: String) {
+        self.kind = kind
+        self.status = status
+        self.message = message
+    }
+
+    public init(_ error: ItemError) {
+        self.init(kind: error.kind, status: error.status, message: error.description)
+    }
+}

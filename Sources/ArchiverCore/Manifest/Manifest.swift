@@ -1,0 +1,79 @@
+import Foundation
+
+/// `manifest.json`: what the bundle holds, item by item. Sorted keys, items sorted by id, and
+/// nothing that changes from run to run (no times, durations or host names), so the same
+/// catalog archived twice from the same server gives the same bytes.
+public struct Manifest: Sendable, Codable, Equatable {
+    public struct CatalogInfo: Sendable, Codable, Equatable {
+        public var source: String
+        public var sha256: String
+        public var records: Int
+    }
+
+    public struct Item: Sendable, Codable, Equatable {
+        public var id: Int
+        public var albumId: Int
+        public var title: String
+        public var url: String
+        public var source: String
+        public var status: ItemRecord.Status
+        public var path: String?
+        public var bytes: Int64?
+        public var sha256: String?
+        public var width: Int?
+        public var height: Int?
+        public var attempts: Int
+        public var error: RecordedError?
+    }
+
+    public var version = 1
+    public var catalog: CatalogInfo
+    public var field: ImageField
+    public var items: [Item]
+
+    /// Builds the manifest from the catalog and each record's outcome (missing = pending).
+    public init(catalog: Catalog, field: ImageField, mirrors: MirrorMap, outcomes: [Int: ItemRecord]) {
+        self.catalog = CatalogInfo(source: catalog.source, sha256: catalog.sha256, records: catalog.records.count)
+        self.field = field
+        self.items = catalog.records.sorted { $0.id < $1.id }.map { record in
+            let url = record.url(for: field)
+            let outcome = outcomes[record.id].flatMap { $0.url == url ? $0 : nil }
+            var item = Item(
+                id: record.id, albumId: record.albumId, title: record.title, url: url,
+                source: outcome?.source ?? mirrors.resolve(url), status: outcome?.status ?? .pending,
+                attempts: outcome?.attempts ?? 0)
+            if let outcome, outcome.status == .done {
+                item.path = KeyedStore.relativePath(for: record.id)
+                item.bytes = outcome.bytes
+                item.sha256 = outcome.sha256
+                item.width = outcome.width
+                item.height = outcome.height
+            }
+            item.error = outcome?.status == .failed ? outcome?.error : nil
+            return item
+        }
+    }
+
+    /// The manifest's canonical bytes.
+    public func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        var data = try encoder.encode(self)
+        data.append(0x0a)
+        return data
+    }
+
+    /// Writes the manifest atomically.
+    public func write(to url: URL) throws(ItemError) {
+        do {
+            try encoded().write(to: url, options: .atomic)
+        } catch {
+            throw .io("cannot write \(url.path): \(error.localizedDescription)")
+        }
+    }
+
+    /// Reads a manifest written by `write(to:)`.
+    public static func read(from url: URL) throws -> Manifest {
+        try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: url))
+    }
+}

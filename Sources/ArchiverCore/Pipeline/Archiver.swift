@@ -1,0 +1,194 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The result of one `run`.
+public struct RunSummary: Sendable {
+    /// What this run did.
+    public var progress: Progress
+    /// Item counts in the manifest written at the end.
+    public var done = 0
+    public var failed = 0
+    public var pending = 0
+    /// Bytes of all done items' files.
+    public var bundleBytes: Int64 = 0
+    public var seconds: Double = 0
+    /// Whether `cancel()` stopped the run before every job finished.
+    public var interrupted = false
+    public var failuresByKind: [String: Int] = [:]
+}
+
+/// Archives a catalog into a bundle directory. One instance serves one run.
+///
+/// The pipeline, wired in `run(catalog:)`:
+///
+///     catalog ─▶ plan (replay journal, skip done, group by fetch URL, --mirror)
+///             ─▶ OperationQueue (≤ concurrency FetchOperations, fed with back-pressure)
+///                  FetchOperation: fetch (retries) ─▶ validate (libpng) ─▶ store (temp, rename)
+///                                  ─▶ journal (append) ─▶ ledger
+///             ─▶ manifest.json, compacted journal
+public final class Archiver: Sendable {
+    private struct Feed {
+        var next = 0
+        var outstanding = 0
+        var cancelled = false
+        var finished = false
+    }
+
+    public let configuration: RunConfiguration
+    private let fetcher: any Fetching
+    private let validator: any ImageValidating
+    private let fileSystem: any FileSystem
+    private let backoff: Backoff
+    private let log: @Sendable (String) -> Void
+    private let queue: OperationQueue
+    private let feed = Mutex(Feed())
+    private let ledger = Mutex<Ledger?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    public init(
+        configuration: RunConfiguration, fetcher: any Fetching, validator: (any ImageValidating)? = nil,
+        fileSystem: any FileSystem = POSIXFileSystem(), backoff: Backoff = Backoff(),
+        log: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.configuration = configuration
+        self.fetcher = fetcher
+        self.validator =
+            validator ?? PNGValidator(mode: configuration.validation, maxDimension: configuration.maxDimension)
+        self.fileSystem = fileSystem
+        self.backoff = backoff
+        self.log = log
+        queue = OperationQueue()
+        queue.name = "archiver.jobs"
+        queue.maxConcurrentOperationCount = configuration.concurrency
+    }
+
+    /// Progress of the run under way.
+    public var progress: Progress {
+        ledger.withLock { $0?.progress } ?? Progress()
+    }
+
+    /// Stops starting work and cancels what is in flight; `run` then records what finished and returns.
+    public func cancel() {
+        feed.withLock { $0.cancelled = true }
+        queue.cancelAllOperations()
+        finishIfIdle()
+    }
+
+    /// Runs the whole pipeline and blocks the calling thread until it is done or cancelled.
+    /// Call it from a thread that is not a worker (the main thread of the command).
+    public func run(catalog: Catalog) throws(RunError) -> RunSummary {
+        let started = DispatchTime.now()
+        let config = configuration
+        let layout = BundleLayout(root: config.outputDirectory)
+        do {
+            try FileManager.default.createDirectory(at: layout.state, withIntermediateDirectories: true)
+        } catch {
+            throw .io("cannot create \(layout.state.path): \(error.localizedDescription)")
+        }
+        let lock = try BundleLock(path: layout.lock.path)
+        defer { withExtendedLifetime(lock) {} }
+        try RunOptions(catalog: catalog.source, field: config.field, records: catalog.records.count).claim(layout)
+
+        let store = KeyedStore(directory: layout.images, fileSystem: fileSystem, durable: config.durable)
+        do { try store.prepare() } catch { throw .io(error.description) }
+        let previous = Journal.replay(path: layout.journal.path)
+        let plan = Plan(
+            catalog: catalog, field: config.field, mirrors: config.mirrors, journal: previous,
+            skipFailed: config.skipFailed, fileSize: store.size(of:))
+        if !previous.isEmpty {
+            let keptDone = plan.kept.values.filter { $0.status == .done }.count
+            log("resuming: \(keptDone) done, \(plan.kept.count - keptDone) failed, \(plan.pendingRecords) to go")
+        }
+        if config.prune { prune(previous: previous, catalog: catalog, store: store) }
+
+        let journal: Journal
+        do {
+            journal = try Journal(path: layout.journal.path, durable: config.durable)
+            try journal.append(plan.rejected)
+        } catch {
+            throw .io(error.description)
+        }
+        let ledger = Ledger(kept: plan.kept, total: plan.pendingRecords + plan.rejected.count)
+        ledger.record(plan.rejected, bytes: 0)
+        self.ledger.withLock { $0 = ledger }
+        let stages = PipelineStages(
+            fetcher: fetcher, validator: validator, store: store, journal: journal, ledger: ledger,
+            backoff: backoff, retries: config.retries, maxRetryAfter: config.maxRetryAfter,
+            work: DispatchQueue(label: "archiver.work", attributes: .concurrent))
+
+        feedQueue(plan.jobs, stages: stages)
+        done.wait()
+
+        let recorded = ledger.progress.done + ledger.progress.failed
+        let interrupted = feed.withLock { $0.cancelled } && recorded < ledger.progress.total
+        let outcomes = ledger.outcomes
+        let manifest = Manifest(catalog: catalog, field: config.field, mirrors: config.mirrors, outcomes: outcomes)
+        do {
+            try manifest.write(to: layout.manifest)
+            if !interrupted {
+                let current = manifest.items.compactMap { outcomes[$0.id] }
+                try Journal.compact(path: layout.journal.path, records: current)
+            }
+        } catch {
+            throw .io(error.description)
+        }
+        return summarize(manifest, progress: ledger.progress, started: started, interrupted: interrupted)
+    }
+
+    private func feedQueue(_ jobs: [FetchJob], stages: PipelineStages) {
+        let window = configuration.concurrency * 4
+        let batch: [FetchOperation] = feed.withLock { feed in
+            var batch: [FetchOperation] = []
+            while !feed.cancelled, feed.next < jobs.count, feed.outstanding < window {
+                batch.append(FetchOperation(job: jobs[feed.next], stages: stages))
+                feed.next += 1
+                feed.outstanding += 1
+            }
+            return batch
+        }
+        for operation in batch {
+            operation.completionBlock = { [self] in
+                feed.withLock { $0.outstanding -= 1 }
+                feedQueue(jobs, stages: stages)
+            }
+        }
+        queue.addOperations(batch, waitUntilFinished: false)
+        let exhausted = feed.withLock { $0.next >= jobs.count }
+        if exhausted || batch.isEmpty { finishIfIdle() }
+    }
+
+    private func finishIfIdle() {
+        let signal: Bool = feed.withLock { feed in
+            guard !feed.finished, feed.outstanding == 0 else { return false }
+            feed.finished = true
+            return true
+        }
+        if signal { done.signal() }
+    }
+
+    private func prune(previous: [Int: ItemRecord], catalog: Catalog, store: KeyedStore) {
+        let current = Set(catalog.records.map(\.id))
+        for id in previous.keys where !current.contains(id) { store.remove(id: id) }
+    }
+
+    private func summarize(_ manifest: Manifest, progress: Progress, started: DispatchTime, interrupted: Bool)
+        -> RunSummary
+    {
+        var summary = RunSummary(progress: progress, interrupted: interrupted)
+        for item in manifest.items {
+            switch item.status {
+            case .done:
+                summary.done += 1
+                summary.bundleBytes += item.bytes ?? 0
+            case .failed:
+                summary.failed += 1
+                summary.failuresByKind[item.error?.kind ?? "unknown", default: 0] += 1
+            case .pending:
+                summary.pending += 1
+            }
+        }
+        summary.seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+        return summary
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// One download: a distinct URL to fetch and every record that needs its body.
+public struct FetchJob: Sendable {
+    public struct Target: Sendable, Equatable {
+        public var id: Int
+        /// The catalog URL of this record (before `--mirror`).
+        public var url: String
+    }
+
+    public var source: URL
+    public var targets: [Target]
+}
+
+/// What a run must do, derived from the catalog and what the journal says is already done.
+public struct Plan: Sendable {
+    /// Outcomes carried over from earlier runs (done with the file intact, or kept failures).
+    public var kept: [Int: ItemRecord] = [:]
+    /// Records that failed before any request (a URL that is not http(s)).
+    public var rejected: [ItemRecord] = []
+    public var jobs: [FetchJob] = []
+    /// Records to attempt this run.
+    public var pendingRecords = 0
+
+    /// Groups records by the URL to fetch (so each distinct URL is requested once) and skips
+    /// records whose journaled file is still there with the recorded size.
+    public init(
+        catalog: Catalog, field: ImageField, mirrors: MirrorMap, journal: [Int: ItemRecord],
+        skipFailed: Bool, fileSize: (Int) -> Int64?
+    ) {
+        var jobIndex: [String: Int] = [:]
+        for record in catalog.records {
+            let url = record.url(for: field)
+            if let previous = journal[record.id], previous.url == url {
+                if previous.status == .done, fileSize(record.id) == previous.bytes {
+                    kept[record.id] = previous
+                    continue
+                }
+                if previous.status == .failed, skipFailed {
+                    kept[record.id] = previous
+                    continue
+                }
+            }
+            let source = mirrors.resolve(url)
+            guard let fetchURL = Self.httpURL(source) else {
+                rejected.append(
+                    ItemRecord(
+                        id: record.id, url: url, source: source, status: .failed,
+                        error: RecordedError(ItemError.invalidURL(source))))
+                continue
+            }
+            pendingRecords += 1
+            let target = FetchJob.Target(id: record.id, url: url)
+            if let index = jobIndex[source] {
+                jobs[index].targets.append(target)
+            } else {
+                jobIndex[source] = jobs.count
+                jobs.append(FetchJob(source: fetchURL, targets: [target]))
+            }
+        }
+    }
+
+    /// The URL if it is an absolute http(s) URL with a host; the archiver never reads local files.
+    static func httpURL(_ text: String) -> URL? {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty
+        else { return nil }
+        return url
+    }
+}

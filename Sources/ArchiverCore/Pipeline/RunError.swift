@@ -1,0 +1,31 @@
+/// Why a run could not start or finish as a whole; the command exits 2 for every case.
+public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
+    case catalog(CatalogError)
+    case locked(directory: String, pid: Int?)
+    case optionsChanged(directory: String, option: String, recorded: String, given: String)
+    case io(String)
+
+    /// A stable short name for the failure.
+    public var kind: String {
+        switch self {
+        case .catalog: "catalog"
+        case .locked: "locked"
+        case .optionsChanged: "options-changed"
+        case .io: "io"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .catalog(let error):
+            error.description
+        case .locked(let directory, let pid):
+            "\(directory) is in use by another archiver run"
+                + (pid.map { " (pid \($0))" } ?? "") + "; wait for it to finish or stop it"
+        case .optionsChanged(let directory, let option, let recorded, let given):
+            "\(directory) was archived with \(option) \(recorded), not \(given); rerun with \(option) \(recorded) or choose another --out"
+        case .io(let reason):
+            reason
+        }
+    }
+}

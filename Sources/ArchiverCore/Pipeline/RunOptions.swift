@@ -1,0 +1,37 @@
+import Foundation
+
+/// The options that shape a bundle, recorded in `DIR/.archiver/options.json` so a rerun with
+/// different ones is refused instead of silently mixing two bundles.
+struct RunOptions: Codable, Equatable {
+    var catalog: String
+    var field: ImageField
+    var records: Int
+
+    /// Refuses a mismatch with what the directory already records, then records these.
+    func claim(_ layout: BundleLayout) throws(RunError) {
+        if let data = try? Data(contentsOf: layout.options),
+            let recorded = try? JSONDecoder().decode(RunOptions.self, from: data)
+        {
+            let directory = layout.root.path
+            if recorded.field != field {
+                throw .optionsChanged(
+                    directory: directory, option: "--field", recorded: recorded.field.rawValue, given: field.rawValue)
+            }
+            if recorded.catalog != catalog {
+                throw .optionsChanged(
+                    directory: directory, option: "--catalog", recorded: recorded.catalog, given: catalog)
+            }
+        }
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            try encoder.encode(self).write(to: layout.options, options: .atomic)
+        } catch {
+            throw .io("cannot write \(layout.options.path): \(error.localizedDescription)")
+        }
+    }
+
+    static func read(_ layout: BundleLayout) -> RunOptions? {
+        (try? Data(contentsOf: layout.options)).flatMap { try? JSONDecoder().decode(RunOptions.self, from: $0) }
+    }
+}

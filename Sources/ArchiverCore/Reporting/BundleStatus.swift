@@ -1,0 +1,88 @@
+import Foundation
+
+/// What a bundle directory holds now, read from its journal without touching the network:
+/// `archiver status`.
+public struct BundleStatus: Sendable, Codable, Equatable {
+    public struct FailureGroup: Sendable, Codable, Equatable {
+        public var kind: String
+        public var count: Int
+        /// A few failed items: id and message.
+        public var examples: [Example]
+    }
+
+    public struct Example: Sendable, Codable, Equatable {
+        public var id: Int
+        public var message: String
+    }
+
+    public var directory: String
+    public var records: Int
+    public var done: Int
+    public var failed: Int
+    public var pending: Int
+    public var bytesOnDisk: Int64
+    public var failures: [FailureGroup]
+    public var running: Bool
+    public var runningPID: Int?
+
+    /// Reads the status of `directory`; nil when it holds no archiver bundle.
+    public static func read(directory: URL, examplesPerKind: Int = 3) -> BundleStatus? {
+        let layout = BundleLayout(root: directory)
+        guard FileManager.default.fileExists(atPath: layout.state.path) else { return nil }
+        let records = Journal.replay(path: layout.journal.path)
+        let total = RunOptions.read(layout)?.records ?? records.count
+        let done = records.values.filter { $0.status == .done }.count
+        let failedRecords = records.values.filter { $0.status == .failed }.sorted { $0.id < $1.id }
+        var groups: [String: FailureGroup] = [:]
+        for record in failedRecords {
+            let kind = record.error?.kind ?? "unknown"
+            var group = groups[kind] ?? FailureGroup(kind: kind, count: 0, examples: [])
+            group.count += 1
+            if group.examples.count < examplesPerKind {
+                group.examples.append(Example(id: record.id, message: record.error?.message ?? ""))
+            }
+            groups[kind] = group
+        }
+        let lock = BundleLock.isHeld(path: layout.lock.path)
+        return BundleStatus(
+            directory: directory.path, records: total, done: done, failed: failedRecords.count,
+            pending: max(0, total - done - failedRecords.count), bytesOnDisk: Self.bytes(in: layout.images),
+            failures: groups.values.sorted { ($0.count, $1.kind) > ($1.count, $0.kind) },
+            running: lock.held, runningPID: lock.pid)
+    }
+
+    private static func bytes(in directory: URL) -> Int64 {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        var total: Int64 = 0
+        for name in names {
+            var info = stat()
+            if stat(directory.appendingPathComponent(name).path, &info) == 0 { total += Int64(info.st_size) }
+        }
+        return total
+    }
+
+    /// The human-readable report.
+    public var text: String {
+        var lines = [
+            "\(directory): \(done) done, \(failed) failed, \(pending) pending of \(records)",
+            "\(ByteCount.format(bytesOnDisk)) in images/",
+            running ? "a run holds this directory now" + (runningPID.map { " (pid \($0))" } ?? "") : "no run in progress",
+        ]
+        for group in failures {
+            lines.append("failed \(group.kind): \(group.count)")
+            for example in group.examples { lines.append("  \(example.id): \(example.message)") }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// Human-readable byte counts (decimal units, as the closing line prints them).
+public enum ByteCount {
+    public static func format(_ bytes: Int64) -> String {
+        let value = Double(bytes)
+        if value >= 1e9 { return String(format: "%.1f GB", value / 1e9) }
+        if value >= 1e6 { return String(format: "%.1f MB", value / 1e6) }
+        if value >= 1e3 { return String(format: "%.1f kB", value / 1e3) }
+        return "\(bytes) B"
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+
+/// Writes images under `DIR/images/` by key, atomically: a temporary file in the same
+/// directory, then a rename, so a reader never sees half a file under a final name.
+public struct KeyedStore: Sendable {
+    /// The `images/` directory.
+    public let directory: URL
+    let fileSystem: any FileSystem
+    let durable: Bool
+
+    /// Prefix of temporary files; anything starting with it is debris from an interrupted write.
+    static let temporaryPrefix = ".partial-"
+
+    public init(directory: URL, fileSystem: any FileSystem = POSIXFileSystem(), durable: Bool = false) {
+        self.directory = directory
+        self.fileSystem = fileSystem
+        self.durable = durable
+    }
+
+    /// The file name for a record id; ids are integers, so the name cannot escape the directory.
+    public static func fileName(for id: Int) -> String {
+        "\(id).png"
+    }
+
+    /// The path relative to the bundle root that the manifest records.
+    public static func relativePath(for id: Int) -> String {
+        "images/\(fileName(for: id))"
+    }
+
+    /// The absolute path of a record's final file.
+    public func path(for id: Int) -> String {
+        directory.appendingPathComponent(Self.fileName(for: id)).path
+    }
+
+    /// Creates the directory and removes temporary files left by an interrupted run.
+    /// Returns how many were removed.
+    @discardableResult
+    public func prepare() throws(ItemError) -> Int {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .io("cannot create \(directory.path): \(error.localizedDescription)")
+        }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        var removed = 0
+        for name in names where name.hasPrefix(Self.temporaryPrefix) {
+            fileSystem.remove(directory.appendingPathComponent(name).path)
+            removed += 1
+        }
+        return removed
+    }
+
+    /// Writes `data` as the file for `id`: temporary file, optional fsync, rename.
+    public func write(_ data: Data, id: Int) throws(ItemError) {
+        let final = path(for: id)
+        let temporary = directory.appendingPathComponent(
+            "\(Self.temporaryPrefix)\(id)-\(UInt32.random(in: 0...UInt32.max))"
+        ).path
+        try fileSystem.writeNew(data, to: temporary, sync: durable)
+        do {
+            try fileSystem.rename(temporary, to: final)
+        } catch {
+            fileSystem.remove(temporary)
+            throw error
+        }
+    }
+
+    /// Flushes the directory entries so renamed files survive power loss (`--durable`).
+    public func syncDirectory() throws(ItemError) {
+        try fileSystem.syncDirectory(directory.path)
+    }
+
+    /// The size of a record's file, or nil when it is missing.
+    public func size(of id: Int) -> Int64? {
+        var info = stat()
+        guard stat(path(for: id), &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int64(info.st_size)
+    }
+
+    /// Removes a record's file (used by `--prune` and when a record fails after an earlier success).
+    public func remove(id: Int) {
+        fileSystem.remove(path(for: id))
+    }
+}
