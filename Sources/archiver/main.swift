@@ -6,6 +6,7 @@ let status: Int32
 switch arguments.first {
 case "run": status = RunCommand.main(Array(arguments.dropFirst()))
 case "status": status = StatusCommand.main(Array(arguments.dropFirst()))
+case "serve": status = ServeCommand.main(Array(arguments.dropFirst()))
 case "--help", "-h", "help":
     print(usage)
     status = 0

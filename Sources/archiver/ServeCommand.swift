@@ -1,0 +1,45 @@
+import ArchiverCore
+import Dispatch
+import Foundation
+
+/// `archiver serve`: the loopback stand-in for via.placeholder.com, answering `/<size>/<colour>`
+/// with a PNG of that size and colour, until SIGINT or SIGTERM.
+enum ServeCommand {
+    static func main(_ arguments: [String]) -> Int32 {
+        var host = "127.0.0.1"
+        var port = 0
+        var parser = Arguments(arguments)
+        do {
+            try parser.parse { name, args in
+                switch name {
+                case "--host": host = try args.value(for: name)
+                case "--port": port = try args.integer(for: name, in: 0...65535)
+                default: throw unknownOption(name, command: "serve")
+                }
+            }
+            if let extra = parser.positionals.first {
+                throw UsageError(description: "unexpected argument '\(extra)' for 'archiver serve'")
+            }
+        } catch {
+            return fail("\(error)")
+        }
+        let images = PlaceholderImages { size, red, green, blue in
+            PNGEncoder.solid(width: size, height: size, red: red, green: green, blue: blue)
+        }
+        let server: HTTPServer
+        do {
+            server = try HTTPServer(host: host, port: UInt16(port), handler: images.respond(to:))
+        } catch {
+            return fail("cannot serve: \(error)")
+        }
+        let stopped = DispatchSemaphore(value: 0)
+        let interruption = Interruption { stopped.signal() }
+        server.start()
+        FileHandle.standardOutput.write(
+            Data("serving placeholder images at \(server.baseURL)/<size>/<colour> (Ctrl-C to stop)\n".utf8))
+        stopped.wait()
+        server.stop()
+        withExtendedLifetime(interruption) {}
+        return 0
+    }
+}
