@@ -1,3 +1,61 @@
 #ifndef CPNG_H
 #define CPNG_H
+
+/*
+ * A small shim over libpng that Swift can call safely.
+ *
+ * libpng reports errors with longjmp, which must never cross Swift frames, so every
+ * libpng call lives in a function here that owns its setjmp and returns plain values.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Result codes of cpng_check. */
+enum {
+    CPNG_OK = 0,
+    CPNG_NOT_PNG = 1,
+    CPNG_BROKEN = 2
+};
+
+/* The outcome of checking one PNG body. */
+typedef struct {
+    int code;               /* CPNG_OK, CPNG_NOT_PNG or CPNG_BROKEN */
+    uint32_t width, height; /* from IHDR, when it was read */
+    int bit_depth, color_type;
+    char message[200];      /* NUL-terminated; empty when code is CPNG_OK */
+} cpng_result;
+
+/*
+ * Checks that data[0..<len] is one whole, well-formed PNG.
+ *
+ * Structural mode (full_decode == 0): signature, IHDR through png_read_info (with
+ * max_dimension as the width and height limit; 0 means the PNG maximum), then every
+ * chunk's length, type and CRC, IEND last and nothing after it.
+ * Full mode (full_decode != 0): additionally inflates and unfilters every row and reads
+ * to png_read_end. Never crashes on arbitrary input; data may be NULL when len is 0.
+ */
+void cpng_check(const uint8_t *data, size_t len, int full_decode, uint32_t max_dimension,
+                cpng_result *out);
+
+/*
+ * Encodes a width x height RGB 8-bit PNG of one colour into a malloc'd buffer.
+ *
+ * Returns 0 and sets *out_data / *out_len on success (free with cpng_free); returns
+ * nonzero and leaves them NULL / 0 on failure. Output is deterministic (no tIME chunk).
+ */
+int cpng_encode_solid(uint32_t width, uint32_t height, uint8_t r, uint8_t g, uint8_t b,
+                      uint8_t **out_data, size_t *out_len);
+
+/* Frees a buffer returned by this library. */
+void cpng_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+
 #endif
