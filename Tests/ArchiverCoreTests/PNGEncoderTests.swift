@@ -15,7 +15,7 @@ final class PNGEncoderTests: XCTestCase {
         XCTAssertNotEqual(grey, PNGEncoder.solid(width: 150, height: 151, red: 200, green: 200, blue: 200))
     }
 
-    func testOutputIsAnRGB8PNGWithoutATimeChunk() {
+    func testOutputIsAOneBitPalettePNGWithoutATimeChunk() throws {
         let png = PNGEncoder.solid(width: 600, height: 150, red: 1, green: 2, blue: 3)
         XCTAssertEqual(Array(png.prefix(8)), PNGFixtures.signature)
         let chunks = PNGFixtures.chunks(in: png)
@@ -25,8 +25,10 @@ final class PNGEncoderTests: XCTestCase {
         XCTAssertFalse(chunks.contains { $0.type == "tIME" })
         let ihdr = Array(png[(chunks[0].dataOffset)..<(chunks[0].dataOffset + 13)])
         XCTAssertEqual(Array(ihdr[0..<8]), [0, 0, 0x02, 0x58, 0, 0, 0, 0x96], "600x150")
-        XCTAssertEqual(ihdr[8], 8, "bit depth")
-        XCTAssertEqual(ihdr[9], 2, "colour type RGB")
+        XCTAssertEqual(ihdr[8], 1, "bit depth")
+        XCTAssertEqual(ihdr[9], 3, "colour type palette")
+        let plte = try XCTUnwrap(chunks.first { $0.type == "PLTE" })
+        XCTAssertEqual(Array(png[plte.dataOffset..<(plte.dataOffset + 3)]), [1, 2, 3], "the one palette entry is the colour")
         XCTAssertEqual(ihdr[12], 0, "not interlaced")
     }
 

@@ -12,7 +12,7 @@ enum PNGFixtures {
     /// The start of a JPEG (SOI marker followed by an APP0/JFIF segment).
     static let jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 0x4A, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00])
 
-    /// A valid solid-colour RGB PNG made by the encoder under test.
+    /// A valid solid-colour PNG made by the encoder under test.
     static func solid(width: Int = 8, height: Int = 8) -> Data {
         PNGEncoder.solid(width: width, height: height, red: 0x33, green: 0x66, blue: 0x99)
     }

@@ -1,0 +1,35 @@
+# archiver: `make demo` and `make test` do all set-up on a fresh Debian machine.
+SWIFT ?= swift
+PREFIX ?= /usr/local
+APT_PACKAGES = pkg-config libpng-dev zlib1g-dev libssl-dev
+
+.PHONY: all deps build demo test install bench clean
+
+all: build
+
+# Installs the Debian packages the build needs, only when one is missing.
+deps:
+	@missing=""; \
+	for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+build: deps
+	$(SWIFT) build -c release
+
+# Archives the 5000-record sample catalog offline through the built-in image server.
+demo: build
+	scripts/demo.sh "$$($(SWIFT) build -c release --show-bin-path)/archiver"
+
+test: deps
+	$(SWIFT) build
+	$(SWIFT) test --disable-swift-testing
+
+install: build
+	install -D -m 755 "$$($(SWIFT) build -c release --show-bin-path)/archiver" $(DESTDIR)$(PREFIX)/bin/archiver
+
+clean:
+	rm -rf .build demo-bundle
