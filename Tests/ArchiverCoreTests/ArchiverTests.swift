@@ -1,0 +1,159 @@
+import Foundation
+import XCTest
+@testable import ArchiverCore
+
+/// `archiver run` in-process against a loopback server: the whole pipeline with real parts.
+final class ArchiverTests: XCTestCase {
+    func testWholeRunWritesEveryRecordByteIdenticalWithAMatchingManifest() throws {
+        let server = try Fixtures.placeholderServer()
+        let out = Fixtures.temporaryDirectory(self)
+        var records = Fixtures.records(40)
+        records.append(Fixtures.record(41, colour: "61a65"))  // 5 hex digits, as 302 catalog records have
+        let summary = try Fixtures.run(Fixtures.configuration(out: out, server: server), catalog: Fixtures.catalog(records))
+
+        XCTAssertEqual(summary.done, 41)
+        XCTAssertEqual(summary.failed, 0)
+        XCTAssertFalse(summary.interrupted)
+        let manifest = try Fixtures.manifest(in: out)
+        XCTAssertEqual(manifest.items.map(\.id), Array(1...41))
+        XCTAssertEqual(manifest.catalog.records, 41)
+        for (item, record) in zip(manifest.items, records) {
+            let path = "/600/" + record.url.split(separator: "/").last!
+            let file = try Data(contentsOf: out.appendingPathComponent("images/\(record.id).png"))
+            XCTAssertEqual(file, Fixtures.served(path), "images/\(record.id).png")
+            XCTAssertEqual(item.status, .done)
+            XCTAssertEqual(item.path, "images/\(record.id).png")
+            XCTAssertEqual(item.sha256, SHA256.hex(file))
+            XCTAssertEqual(item.bytes, Int64(file.count))
+            XCTAssertEqual(item.width, 600)
+            XCTAssertEqual(item.height, 600)
+            XCTAssertEqual(item.url, record.url)
+            XCTAssertEqual(item.source, server.baseURL + path)
+            XCTAssertEqual(item.attempts, 1)
+        }
+        XCTAssertEqual(server.total, 41)
+        XCTAssertEqual(Fixtures.imageNames(in: out).count, 41)
+    }
+
+    func testDuplicateURLsAreFetchedOnceAndEveryRecordGetsItsFile() throws {
+        let server = try Fixtures.placeholderServer()
+        let out = Fixtures.temporaryDirectory(self)
+        let records = [
+            Fixtures.record(1, colour: "205992"), Fixtures.record(2, colour: "aabbcc"),
+            Fixtures.record(3, colour: "205992"), Fixtures.record(4, colour: "205992"),
+        ]
+        let summary = try Fixtures.run(Fixtures.configuration(out: out, server: server), catalog: Fixtures.catalog(records))
+        XCTAssertEqual(summary.done, 4)
+        XCTAssertEqual(server.count("/600/205992"), 1)
+        XCTAssertEqual(server.total, 2)
+        let first = try Data(contentsOf: out.appendingPathComponent("images/1.png"))
+        XCTAssertEqual(try Data(contentsOf: out.appendingPathComponent("images/3.png")), first)
+        XCTAssertEqual(try Data(contentsOf: out.appendingPathComponent("images/4.png")), first)
+    }
+
+    func testConcurrencyOneKeepsExactlyOneRequestInFlight() throws {
+        try assertConcurrencyBound(1)
+    }
+
+    func testConcurrencyFourKeepsExactlyFourRequestsInFlight() throws {
+        try assertConcurrencyBound(4)
+    }
+
+    /// Holds every request at the server until `limit` are waiting there, then lets them go:
+    /// reaching `limit` proves the pool fills, and the maximum ever seen proves it never exceeds it.
+    private func assertConcurrencyBound(_ limit: Int) throws {
+        let server = try Fixtures.placeholderServer()
+        let out = Fixtures.temporaryDirectory(self)
+        let config = Fixtures.configuration(out: out, server: server, concurrency: limit)
+        let catalog = try Fixtures.catalog(Fixtures.records(limit * 6))
+        server.holdRequests()
+        let finished = expectation(description: "run finished")
+        let result = Locked<RunSummary?>(nil)
+        DispatchQueue.global().async {
+            let summary = try? Fixtures.run(config, catalog: catalog)
+            result.withLock { $0 = summary }
+            finished.fulfill()
+        }
+        XCTAssertTrue(server.waitUntilInFlight(limit, timeout: 10), "the pool never had \(limit) requests in flight")
+        server.release()
+        wait(for: [finished], timeout: 30)
+        XCTAssertEqual(result.withLock { $0 }?.done, limit * 6)
+        XCTAssertEqual(server.maxInFlight, limit)
+    }
+
+    func testFieldThumbnailURLArchivesTheThumbnails() throws {
+        let server = try Fixtures.placeholderServer()
+        let out = Fixtures.temporaryDirectory(self)
+        var config = Fixtures.configuration(out: out, server: server)
+        config.field = .thumbnailUrl
+        let summary = try Fixtures.run(config, catalog: Fixtures.catalog(Fixtures.records(5)))
+        XCTAssertEqual(summary.done, 5)
+        let manifest = try Fixtures.manifest(in: out)
+        XCTAssertEqual(manifest.field, .thumbnailUrl)
+        XCTAssertEqual(Set(manifest.items.map(\.width)), [150])
+        XCTAssertTrue(manifest.items.allSatisfy { $0.url.contains("/150/") && $0.source.hasPrefix(server.baseURL + "/150/") })
+        XCTAssertEqual(server.requests.filter { $0.path.hasPrefix("/150/") }.count, 5)
+    }
+
+    func testNonPNGAndCorruptPNGBodiesFailWithTheirKindAndLeaveNoFile() throws {
+        let server = try Fixtures.placeholderServer()
+        var corrupt = Fixtures.served("/600/abcdef")
+        corrupt[corrupt.count - 20] ^= 0xFF
+        server.route("/600/000001", .text(200, "<html><body>not an image</body></html>"))
+        server.route("/600/000002", HTTPResponse(status: 200, headers: [("Content-Type", "image/png")], body: .data(corrupt)))
+        let out = Fixtures.temporaryDirectory(self)
+        let records = [
+            Fixtures.record(1, colour: "000001"), Fixtures.record(2, colour: "000002"), Fixtures.record(3, colour: "abcdef"),
+        ]
+        let summary = try Fixtures.run(Fixtures.configuration(out: out, server: server), catalog: Fixtures.catalog(records))
+        XCTAssertEqual(summary.done, 1)
+        XCTAssertEqual(summary.failed, 2)
+        let items = try Fixtures.manifest(in: out).items
+        XCTAssertEqual(items[0].status, .failed)
+        XCTAssertEqual(items[0].error?.kind, "not-png")
+        XCTAssertEqual(items[1].error?.kind, "invalid-png")
+        XCTAssertNil(items[1].path)
+        XCTAssertNil(items[1].sha256)
+        XCTAssertEqual(items[2].status, .done)
+        XCTAssertEqual(Fixtures.imageNames(in: out), ["3.png"])
+        XCTAssertEqual(server.count("/600/000001"), 1, "a bad body is not retried")
+    }
+
+    func testHTTPErrorsAreRecordedWithTheirStatusAnd404IsNotRetried() throws {
+        let server = try Fixtures.placeholderServer()
+        server.route("/600/000404", .text(404, "gone"))
+        let out = Fixtures.temporaryDirectory(self)
+        var config = Fixtures.configuration(out: out, server: server)
+        config.retries = 3
+        let summary = try Fixtures.run(config, catalog: Fixtures.catalog([Fixtures.record(7, colour: "000404")]))
+        XCTAssertEqual(summary.failed, 1)
+        let item = try XCTUnwrap(Fixtures.manifest(in: out).items.first)
+        XCTAssertEqual(item.error, RecordedError(kind: "http-status", status: 404, message: "HTTP 404 from \(server.baseURL)/600/000404"))
+        XCTAssertEqual(item.attempts, 1)
+        XCTAssertEqual(server.count("/600/000404"), 1)
+    }
+
+    func testURLsThatAreNotHTTPFailAloneWithoutARequest() throws {
+        let server = try Fixtures.placeholderServer()
+        let out = Fixtures.temporaryDirectory(self)
+        var records = Fixtures.records(2)
+        records.append(CatalogRecord(albumId: 1, id: 3, title: "t", url: "file:///etc/passwd", thumbnailUrl: ""))
+        records.append(CatalogRecord(albumId: 1, id: 4, title: "t", url: "not a url", thumbnailUrl: ""))
+        let summary = try Fixtures.run(Fixtures.configuration(out: out, server: server), catalog: Fixtures.catalog(records))
+        XCTAssertEqual(summary.done, 2)
+        XCTAssertEqual(summary.failuresByKind, ["invalid-url": 2])
+        XCTAssertEqual(server.total, 2)
+        XCTAssertEqual(Fixtures.imageNames(in: out), ["1.png", "2.png"])
+    }
+
+    func testMirrorRewritesTheLongestMatchingPrefix() {
+        let mirrors = MirrorMap([
+            (from: "https://via.placeholder.com", to: "http://a"), (from: "https://via.placeholder.com/150", to: "http://b/t"),
+        ])
+        XCTAssertEqual(mirrors.resolve("https://via.placeholder.com/600/abc"), "http://a/600/abc")
+        XCTAssertEqual(mirrors.resolve("https://via.placeholder.com/150/abc"), "http://b/t/abc")
+        XCTAssertEqual(mirrors.resolve("https://example.com/x"), "https://example.com/x")
+        XCTAssertNil(MirrorMap.parseRule("no-equals-sign"))
+        XCTAssertNil(MirrorMap.parseRule("=http://to"))
+    }
+}

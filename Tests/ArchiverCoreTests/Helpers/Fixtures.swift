@@ -1,0 +1,110 @@
+import Foundation
+import XCTest
+@testable import ArchiverCore
+
+/// Shared building blocks for pipeline tests: temp directories, catalogs, the placeholder image
+/// server, one long-lived fetcher per set of limits.
+enum Fixtures {
+    /// The catalog's dead image host; tests mirror it to a loopback server.
+    static let host = "https://via.placeholder.com"
+
+    /// A fresh directory, removed when the test ends.
+    static func temporaryDirectory(_ test: XCTestCase) -> URL {
+        let url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("archiver-tests-\(UUID().uuidString)")
+        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        test.addTeardownBlock { try? FileManager.default.removeItem(at: url) }
+        return url
+    }
+
+    /// The placeholder images the built-in server answers with.
+    static let images = PlaceholderImages { size, red, green, blue in
+        PNGEncoder.solid(width: size, height: size, red: red, green: green, blue: blue)
+    }
+
+    /// A loopback server answering `/<size>/<colour>` like via.placeholder.com.
+    static func placeholderServer() throws -> TestServer {
+        try TestServer(defaultHandler: images.respond(to:))
+    }
+
+    /// The exact bytes served for a path.
+    static func served(_ path: String) -> Data {
+        guard case .data(let data) = images.respond(to: HTTPRequest(method: "GET", path: path)).body else {
+            fatalError("no image for \(path)")
+        }
+        return data
+    }
+
+    /// A catalog record whose image lives at `/600/<colour>` (thumbnail at `/150/<colour>`).
+    static func record(_ id: Int, colour: String, album: Int = 1) -> CatalogRecord {
+        CatalogRecord(
+            albumId: album, id: id, title: "photo \(id) <&>", url: "\(host)/600/\(colour)",
+            thumbnailUrl: "\(host)/150/\(colour)")
+    }
+
+    /// `count` records with distinct colours, starting at id 1.
+    static func records(_ count: Int, firstID: Int = 1) -> [CatalogRecord] {
+        (0..<count).map { index in
+            let id = firstID + index
+            return record(id, colour: String(format: "%06x", id * 2_654_435 % 0xFFFFFF), album: 1 + index / 50)
+        }
+    }
+
+    /// Writes records as a catalog file and returns its path.
+    @discardableResult
+    static func writeCatalog(_ records: [CatalogRecord], to url: URL) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .withoutEscapingSlashes]
+        try encoder.encode(records).write(to: url)
+        return url.path
+    }
+
+    static func catalog(_ records: [CatalogRecord], source: String = "test.json") throws -> Catalog {
+        try Catalog(source: source, data: JSONEncoder().encode(records))
+    }
+
+    /// A run configuration writing into `out` and mirroring the catalog host to `server`.
+    static func configuration(out: URL, server: TestServer, concurrency: Int = 4) -> RunConfiguration {
+        var config = RunConfiguration()
+        config.outputDirectory = out
+        config.concurrency = concurrency
+        config.catalogSource = "test.json"
+        config.mirrors = MirrorMap([(from: host, to: server.baseURL)])
+        config.retries = 1
+        config.timeout = 5
+        return config
+    }
+
+    private static let fetchers = Locked<[String: URLSessionFetcher]>([:])
+
+    /// One fetcher per set of limits for the whole test process: URLSessions are never torn down
+    /// (short-lived sessions have crashed on Linux; see platform.md).
+    static func fetcher(for config: RunConfiguration) -> any Fetching {
+        let limits = FetchLimits(
+            concurrency: config.concurrency, timeout: config.timeout, maxBytes: config.maxBytes,
+            maxRedirects: config.maxRedirects)
+        let key = "\(limits.concurrency)-\(limits.timeout)-\(limits.maxBytes)-\(limits.maxRedirects)"
+        return fetchers.withLock { cache in
+            if let fetcher = cache[key] { return fetcher }
+            let fetcher = URLSessionFetcher(limits: limits)
+            cache[key] = fetcher
+            return fetcher
+        }
+    }
+
+    /// Runs the archiver in-process with a pinned backoff (no jitter, short waits).
+    static func run(_ config: RunConfiguration, catalog: Catalog) throws -> RunSummary {
+        let archiver = Archiver(
+            configuration: config, fetcher: fetcher(for: config), backoff: Backoff(base: 0.01, cap: 0.05, jitter: { 1 }))
+        return try archiver.run(catalog: catalog)
+    }
+
+    static func manifest(in out: URL) throws -> Manifest {
+        try Manifest.read(from: BundleLayout(root: out).manifest)
+    }
+
+    /// Names in `images/`, sorted.
+    static func imageNames(in out: URL) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: BundleLayout(root: out).images.path)) ?? []).sorted()
+    }
+}
