@@ -15,6 +15,9 @@ public struct Catalog: Sendable {
         do {
             records = try JSONDecoder().decode([CatalogRecord].self, from: data)
         } catch let error as DecodingError {
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
+                throw .malformed(source: source, detail: Self.syntaxError(in: data))
+            }
             throw CatalogError(decoding: error, source: source)
         } catch {
             throw .malformed(source: source, detail: "\(error)")
@@ -26,6 +29,33 @@ public struct Catalog: Sendable {
         }
         if !duplicates.isEmpty {
             throw .duplicateIDs(source: source, ids: duplicates)
+        }
+    }
+}
+
+extension Catalog {
+    /// Where JSON stops parsing, as `line L, column C: <reason>` (JSONDecoder on Linux gives no
+    /// position; JSONSerialization gives a character offset).
+    static func syntaxError(in data: Data) -> String {
+        do {
+            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+            return "not valid JSON"
+        } catch {
+            let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "not valid JSON"
+            guard let match = text.firstMatch(of: /character (\d+)/), let offset = Int(match.output.1) else {
+                return text
+            }
+            var line = 1, column = 1
+            for byte in data.prefix(offset) {
+                if byte == 0x0a {
+                    line += 1
+                    column = 1
+                } else {
+                    column += 1
+                }
+            }
+            let reason = text.replacing(#/ around character \d+\.?/#, with: "")
+            return "line \(line), column \(column): \(reason.prefix(1).lowercased() + reason.dropFirst())"
         }
     }
 }

@@ -100,7 +100,7 @@ public final class Archiver: Sendable {
             let keptDone = plan.kept.values.filter { $0.status == .done }.count
             log("resuming: \(keptDone) done, \(plan.kept.count - keptDone) failed, \(plan.pendingRecords) to go")
         }
-        if config.prune { prune(previous: previous, catalog: catalog, store: store) }
+        if config.prune { store.prune(keeping: Set(catalog.records.map(\.id))) }
 
         let journal: Journal
         do {
@@ -165,11 +165,6 @@ public final class Archiver: Sendable {
             return true
         }
         if signal { done.signal() }
-    }
-
-    private func prune(previous: [Int: ItemRecord], catalog: Catalog, store: KeyedStore) {
-        let current = Set(catalog.records.map(\.id))
-        for id in previous.keys where !current.contains(id) { store.remove(id: id) }
     }
 
     private func summarize(_ manifest: Manifest, progress: Progress, started: DispatchTime, interrupted: Bool)

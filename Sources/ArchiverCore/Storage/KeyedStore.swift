@@ -77,7 +77,20 @@ public struct KeyedStore: Sendable {
         return Int64(info.st_size)
     }
 
-    /// Removes a record's file (used by `--prune` and when a record fails after an earlier success).
+    /// Removes every `<id>.png` whose id is not in `ids` (`--prune`); returns how many.
+    @discardableResult
+    public func prune(keeping ids: Set<Int>) -> Int {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        var removed = 0
+        for name in names where name.hasSuffix(".png") {
+            guard let id = Int(name.dropLast(4)), !ids.contains(id) else { continue }
+            remove(id: id)
+            removed += 1
+        }
+        return removed
+    }
+
+    /// Removes a record's file (used when a record fails after an earlier success).
     public func remove(id: Int) {
         fileSystem.remove(path(for: id))
     }

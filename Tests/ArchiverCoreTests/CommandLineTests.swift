@@ -1,0 +1,92 @@
+import Foundation
+import XCTest
+@testable import ArchiverCore
+
+/// The built `archiver` binary: usage errors, catalog errors and exit statuses, as a user sees them.
+final class CommandLineTests: XCTestCase {
+    private func assertUsageError(_ arguments: [String], mentions words: [String], file: StaticString = #filePath, line: UInt = #line) throws {
+        let result = try CommandRunner.run(arguments)
+        XCTAssertEqual(result.status, 2, "exit status of \(arguments)", file: file, line: line)
+        let lines = result.stderr.split(separator: "\n")
+        XCTAssertEqual(lines.count, 1, "one line, got: \(result.stderr)", file: file, line: line)
+        XCTAssertTrue(result.stderr.hasPrefix("archiver: "), result.stderr, file: file, line: line)
+        for word in words {
+            XCTAssertTrue(result.stderr.contains(word), "'\(word)' not in: \(result.stderr)", file: file, line: line)
+        }
+    }
+
+    func testUsageErrorsExitTwoWithOneLineNamingTheProblem() throws {
+        let dir = Fixtures.temporaryDirectory(self)
+        let catalog = try Fixtures.writeCatalog(Fixtures.records(1), to: dir.appendingPathComponent("c.json"))
+        let out = dir.appendingPathComponent("out").path
+        try assertUsageError([], mentions: ["no command"])
+        try assertUsageError(["frobnicate"], mentions: ["unknown command", "frobnicate"])
+        try assertUsageError(["run", "--catalog", catalog, "--out", out, "--bogus"], mentions: ["unknown option", "--bogus"])
+        try assertUsageError(["run", "--catalog", catalog, "--concurrency", "0"], mentions: ["--concurrency", "1 to 64"])
+        try assertUsageError(["run", "--catalog", catalog, "--concurrency", "65"], mentions: ["--concurrency"])
+        try assertUsageError(["run", "--catalog", catalog, "--concurrency", "many"], mentions: ["--concurrency", "many"])
+        try assertUsageError(["run", "--catalog", catalog, "--field", "title"], mentions: ["--field", "url, thumbnailUrl"])
+        try assertUsageError(["run", "--catalog", catalog, "--mirror", "nothing"], mentions: ["--mirror", "FROM=TO"])
+        try assertUsageError(["run", "--catalog", catalog, "--validate", "maybe"], mentions: ["--validate"])
+        try assertUsageError(["run", "--catalog", catalog, "--timeout", "-1"], mentions: ["--timeout"])
+        try assertUsageError(["run", "--catalog"], mentions: ["--catalog needs a value"])
+        try assertUsageError(["run", "stray"], mentions: ["unexpected argument", "stray"])
+        try assertUsageError(["serve", "--port", "70000"], mentions: ["--port"])
+        try assertUsageError(["status", "--nope"], mentions: ["--nope"])
+        XCTAssertTrue(FileManager.default.fileExists(atPath: out) == false, "a usage error writes nothing")
+    }
+
+    func testCatalogErrorsExitTwoNamingWhereTheProblemIs() throws {
+        let dir = Fixtures.temporaryDirectory(self)
+        func catalog(_ name: String, _ text: String) throws -> String {
+            let url = dir.appendingPathComponent(name)
+            try Data(text.utf8).write(to: url)
+            return url.path
+        }
+        let record = #"{"albumId": 1, "id": 1, "title": "t", "url": "http://x/1", "thumbnailUrl": "http://x/2"}"#
+        try assertUsageError(["run", "--catalog", dir.appendingPathComponent("missing.json").path], mentions: ["missing.json", "no such file"])
+        try assertUsageError(["run", "--catalog", try catalog("broken.json", "[\n" + record + ",\n  {\"id\": }\n]")], mentions: ["broken.json", "line 3"])
+        try assertUsageError(["run", "--catalog", try catalog("object.json", "{}")], mentions: ["not an array"])
+        try assertUsageError(
+            ["run", "--catalog", try catalog("nourl.json", "[" + record + #", {"albumId": 1, "id": 2, "title": "t", "thumbnailUrl": "u"}]"#)],
+            mentions: ["record 2", "missing field \"url\""])
+        try assertUsageError(
+            ["run", "--catalog", try catalog("type.json", #"[{"albumId": 1, "id": "one", "title": "t", "url": "u", "thumbnailUrl": "u"}]"#)],
+            mentions: ["record 1", "\"id\"", "integer"])
+        try assertUsageError(["run", "--catalog", try catalog("dup.json", "[" + record + "," + record + "]")], mentions: ["duplicate ids", "1"])
+    }
+
+    func testExitStatusIsZeroWhenAllDoneAndOneWhenSomeFailed() throws {
+        let server = try Fixtures.placeholderServer()
+        server.route("/600/000404", .text(404, "gone"))
+        let dir = Fixtures.temporaryDirectory(self)
+        let good = try Fixtures.writeCatalog(Fixtures.records(3), to: dir.appendingPathComponent("good.json"))
+        let mirror = "\(Fixtures.host)=\(server.baseURL)"
+        let ok = try CommandRunner.run(["run", "--catalog", good, "--out", dir.appendingPathComponent("a").path, "--mirror", mirror])
+        XCTAssertEqual(ok.status, 0, ok.stderr)
+        XCTAssertTrue(ok.stderr.contains("3 done, 0 failed"), ok.stderr)
+
+        let bad = try Fixtures.writeCatalog(
+            Fixtures.records(2) + [Fixtures.record(3, colour: "000404")], to: dir.appendingPathComponent("bad.json"))
+        let partly = try CommandRunner.run(["run", "--catalog", bad, "--out", dir.appendingPathComponent("b").path, "--mirror", mirror])
+        XCTAssertEqual(partly.status, 1, partly.stderr)
+        XCTAssertTrue(partly.stderr.contains("2 done, 1 failed"), partly.stderr)
+    }
+
+    func testServePrintsItsURLAndAnswersPlaceholderPaths() throws {
+        let out = Pipe()
+        let process = try CommandRunner.start(["serve", "--port", "0"], stdout: out)
+        defer { process.terminate(); process.waitUntilExit() }
+        var text = ""
+        while !text.contains("\n") {
+            let chunk = out.fileHandleForReading.availableData
+            XCTAssertFalse(chunk.isEmpty, "serve exited before printing its URL")
+            if chunk.isEmpty { return }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        let base = try XCTUnwrap(text.firstMatch(of: /http:\/\/127\.0\.0\.1:\d+/)).output
+        let data = try Data(contentsOf: URL(string: "\(base)/150/61a65")!)
+        XCTAssertEqual(try PNGValidator(mode: .full).validate(data), ImageInfo(width: 150, height: 150))
+        XCTAssertEqual(data, Fixtures.served("/150/061a65"))
+    }
+}
