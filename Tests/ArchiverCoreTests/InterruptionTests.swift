@@ -1,0 +1,104 @@
+import Foundation
+import XCTest
+@testable import ArchiverCore
+
+/// The binary under SIGINT, SIGTERM and SIGKILL at random moments: the next run always finishes
+/// the job with every file whole.
+final class InterruptionTests: XCTestCase {
+    func testSIGINTStopsWithin2SecondsExits130AndLeavesAResumableBundle() throws {
+        try assertSignalStopsCleanly(SIGINT, status: 130)
+    }
+
+    func testSIGTERMExits143() throws {
+        try assertSignalStopsCleanly(SIGTERM, status: 143)
+    }
+
+    private func assertSignalStopsCleanly(_ signal: Int32, status: Int32) throws {
+        let server = try Fixtures.placeholderServer()
+        let out = Fixtures.temporaryDirectory(self)
+        let catalog = try Fixtures.writeCatalog(Fixtures.records(50), to: out.deletingLastPathComponent().appendingPathComponent("\(out.lastPathComponent).json"))
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: catalog) }
+        let arguments = ["run", "--catalog", catalog, "--out", out.path, "--concurrency", "4", "--mirror", "\(Fixtures.host)=\(server.baseURL)"]
+        server.holdRequests()
+        let err = Pipe()
+        let process = try CommandRunner.start(arguments, stderr: err)
+        XCTAssertTrue(server.waitUntilInFlight(4, timeout: 20), "the run put 4 requests in flight")
+        let exited = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in exited.signal() }
+        let sent = Date()
+        kill(process.processIdentifier, signal)
+        XCTAssertEqual(exited.wait(timeout: .now() + 2), .success, "exited within 2 s of the signal")
+        let elapsed = Date().timeIntervalSince(sent)
+        server.release()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, status)
+        XCTAssertLessThan(elapsed, 2)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertTrue(stderr.contains("run the same command again to resume"), stderr)
+        let manifest = try Fixtures.manifest(in: out)
+        XCTAssertEqual(manifest.items.count, 50)
+        XCTAssertEqual(manifest.items.filter { $0.status == .pending }.count, 50)
+        XCTAssertEqual(Fixtures.imageNames(in: out), [])
+
+        let resumed = try CommandRunner.run(arguments)
+        XCTAssertEqual(resumed.status, 0, resumed.stderr)
+        XCTAssertEqual(try Fixtures.manifest(in: out).items.filter { $0.status == .done }.count, 50)
+    }
+
+    /// SIGKILL after a random number of requests, several times, then a run to the end.
+    func testRandomSIGKILLsNeverLeaveAHalfWrittenFileTakenForDone() throws {
+        let records = Fixtures.records(300) + [Fixtures.record(301, colour: String(format: "%06x", 1 * 2_654_435 % 0xFFFFFF))]
+        let distinct = 300
+        let killAt = Locked<(count: Int, target: Int)>((0, .max))
+        let reached = DispatchSemaphore(value: 0)
+        let server = try TestServer { request in
+            let hit = killAt.withLock { state -> Bool in
+                state.count += 1
+                return state.count == state.target
+            }
+            if hit { reached.signal() }
+            return Fixtures.images.respond(to: request)
+        }
+        let out = Fixtures.temporaryDirectory(self)
+        let catalog = try Fixtures.writeCatalog(records, to: out.deletingLastPathComponent().appendingPathComponent("\(out.lastPathComponent).json"))
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: catalog) }
+        let arguments = ["run", "--catalog", catalog, "--out", out.path, "--concurrency", "8", "--quiet", "--mirror", "\(Fixtures.host)=\(server.baseURL)"]
+
+        var kills = 0
+        for _ in 0..<8 {
+            let before = killAt.withLock { $0.count }
+            let target = before + Int.random(in: 1...40)
+            killAt.withLock { $0.target = target }
+            let process = try CommandRunner.start(arguments)
+            let exited = DispatchSemaphore(value: 0)
+            process.terminationHandler = { _ in exited.signal() }
+            // Either the server reaches the target and we kill, or the run finished first.
+            while reached.wait(timeout: .now() + 0.01) == .timedOut {
+                if exited.wait(timeout: .now()) == .success { break }
+            }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                kills += 1
+            }
+            process.waitUntilExit()
+            _ = reached.wait(timeout: .now())
+            XCTAssertTrue(Fixtures.imageNames(in: out).allSatisfy { $0.hasSuffix(".png") || $0.hasPrefix(".partial-") })
+        }
+        killAt.withLock { $0.target = .max }
+
+        let final = try CommandRunner.run(arguments)
+        XCTAssertEqual(final.status, 0, final.stderr)
+        XCTAssertEqual(Fixtures.imageNames(in: out), records.map { "\($0.id).png" }.sorted(), "no stray files")
+        let manifest = try Fixtures.manifest(in: out)
+        XCTAssertEqual(manifest.items.count, records.count)
+        for (item, record) in zip(manifest.items, records) {
+            XCTAssertEqual(item.status, .done)
+            let file = try Data(contentsOf: out.appendingPathComponent("images/\(record.id).png"))
+            XCTAssertEqual(file, Fixtures.served("/600/" + record.url.split(separator: "/").last!), "images/\(record.id).png")
+            XCTAssertEqual(item.sha256, SHA256.hex(file))
+        }
+        let requests = killAt.withLock { $0.count }
+        XCTAssertLessThanOrEqual(requests, distinct + 16 * kills, "at most 16 requests redone per interruption (\(kills) kills)")
+        XCTAssertGreaterThan(kills, 0)
+    }
+}
