@@ -45,11 +45,11 @@ struct Arguments {
         return number
     }
 
-    /// A number of seconds within `range`.
-    mutating func seconds(for name: String, in range: ClosedRange<Double>) throws -> Double {
+    /// A number within `range`, in `unit`.
+    mutating func number(for name: String, in range: ClosedRange<Double>, unit: String) throws -> Double {
         let text = try value(for: name)
         guard let number = Double(text), number.isFinite, range.contains(number) else {
-            throw UsageError(description: "\(name) must be a number of seconds from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+            throw UsageError(description: "\(name) must be a number of \(unit) from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
         }
         return number
     }

@@ -28,8 +28,9 @@ enum RunCommand {
                 mirrors.append(rule)
             case "--validate": config.validation = try args.choice(for: name, as: ValidationMode.self)
             case "--retries": config.retries = try args.integer(for: name, in: 0...10)
-            case "--timeout": config.timeout = try args.seconds(for: name, in: 1...3600)
+            case "--timeout": config.timeout = try args.number(for: name, in: 1...3600, unit: "seconds")
             case "--max-bytes": config.maxBytes = Int64(try args.integer(for: name, in: 1...(1 << 40)))
+            case "--rate": config.rate = try args.number(for: name, in: 0.01...100_000, unit: "requests a second")
             case "--skip-failed": config.skipFailed = true
             case "--durable": config.durable = true
             case "--prune": config.prune = true

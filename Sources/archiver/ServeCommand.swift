@@ -8,12 +8,14 @@ enum ServeCommand {
     static func main(_ arguments: [String]) -> Int32 {
         var host = "127.0.0.1"
         var port = 0
+        var faults = false
         var parser = Arguments(arguments)
         do {
             try parser.parse { name, args in
                 switch name {
                 case "--host": host = try args.value(for: name)
                 case "--port": port = try args.integer(for: name, in: 0...65535)
+                case "--faults": faults = true
                 default: throw unknownOption(name, command: "serve")
                 }
             }
@@ -28,15 +30,21 @@ enum ServeCommand {
         }
         let server: HTTPServer
         do {
-            server = try HTTPServer(host: host, port: UInt16(port), handler: images.respond(to:))
+            let faultRoutes = faults ? FaultRoutes(image: PNGEncoder.solid(width: 600, height: 600, red: 0x92, green: 0xC9, blue: 0x52)) : nil
+            server = try HTTPServer(host: host, port: UInt16(port)) { request in
+                faultRoutes?.respond(to: request) ?? images.respond(to: request)
+            }
         } catch {
             return fail("cannot serve: \(error)")
         }
         let stopped = DispatchSemaphore(value: 0)
         let interruption = Interruption { stopped.signal() }
         server.start()
-        FileHandle.standardOutput.write(
-            Data("serving placeholder images at \(server.baseURL)/<size>/<colour> (Ctrl-C to stop)\n".utf8))
+        var banner = "serving placeholder images at \(server.baseURL)/<size>/<colour> (Ctrl-C to stop)\n"
+        if faults {
+            banner += FaultRoutes.catalog.map { "  \(server.baseURL)/fault/\($0.name)/<key>  \($0.behaviour)\n" }.joined()
+        }
+        FileHandle.standardOutput.write(Data(banner.utf8))
         stopped.wait()
         server.stop()
         withExtendedLifetime(interruption) {}

@@ -3,7 +3,7 @@ let usage = """
 
     usage:
       archiver run [--catalog PATH|URL] [--out DIR] [--concurrency N] [options]
-      archiver serve [--host 127.0.0.1] [--port N]
+      archiver serve [--host 127.0.0.1] [--port N] [--faults]
       archiver status [DIR] [--json]
 
     run options:
@@ -17,6 +17,7 @@ let usage = """
       --retries N            extra attempts for retriable failures, 0 to 10 (default 3)
       --timeout SECONDS      per attempt, 1 to 3600 (default 30)
       --max-bytes N          largest image accepted (default 52428800)
+      --rate R               at most R requests a second (default: no limit)
       --skip-failed          keep earlier failures instead of retrying them
       --durable              fsync every file and directory before recording it
       --prune                delete files of records no longer in the catalog

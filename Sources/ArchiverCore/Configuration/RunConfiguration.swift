@@ -21,6 +21,8 @@ public struct RunConfiguration: Sendable {
     public var maxRetryAfter: Double = 120
     /// Redirects followed before an item fails as `too-many-redirects`.
     public var maxRedirects: Int = 10
+    /// Most requests started a second (`--rate`); nil for no limit.
+    public var rate: Double?
     /// Keep earlier failures instead of attempting them again.
     public var skipFailed = false
     /// fsync files and the directory before journaling them.

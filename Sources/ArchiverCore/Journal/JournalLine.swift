@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The journal's line format: tab-separated fields, one record per line, escaped so that a
 /// field can never contain a tab or a newline. Cheap to write with one `write` and to replay
 /// a million of (no JSON parsing).
@@ -25,24 +29,81 @@ enum JournalLine {
 
     /// Parses one line (without its newline); nil for anything malformed.
     static func decode<S: StringProtocol>(_ line: S) -> ItemRecord? {
-        let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-        guard fields.count >= 4, let id = Int(fields[1]) else { return nil }
-        let url = unescape(fields[2]), source = unescape(fields[3])
-        switch fields[0] {
-        case "done":
-            guard fields.count == 9, let bytes = Int64(fields[4]), let width = Int(fields[6]),
-                let height = Int(fields[7]), let attempts = Int(fields[8])
+        var bytes = Array(line.utf8)
+        return bytes.withUnsafeMutableBufferPointer { decode(UnsafeBufferPointer($0)) }
+    }
+
+    /// Parses one line from raw bytes: replay reads a million of these, so it walks tab to tab
+    /// with `memchr` and parses integers without Character-level String APIs or a fields array.
+    static func decode(_ line: UnsafeBufferPointer<UInt8>) -> ItemRecord? {
+        var cursor = FieldCursor(line)
+        guard let kind = cursor.next(), let idField = cursor.next(), let id = integer(idField),
+            let urlField = cursor.next(), let sourceField = cursor.next()
+        else { return nil }
+        if kind.elementsEqual("done".utf8) {
+            guard let bytes = cursor.next().flatMap(integer), let sha = cursor.next(),
+                let width = cursor.next().flatMap(integer), let height = cursor.next().flatMap(integer),
+                let attempts = cursor.next().flatMap(integer), cursor.atEnd
             else { return nil }
             return ItemRecord(
-                id: id, url: url, source: source, status: .done, bytes: bytes, sha256: String(fields[5]),
-                width: width, height: height, attempts: attempts)
-        case "failed":
-            guard fields.count == 8, let attempts = Int(fields[4]) else { return nil }
-            let error = RecordedError(kind: unescape(fields[5]), status: Int(fields[6]), message: unescape(fields[7]))
-            return ItemRecord(id: id, url: url, source: source, status: .failed, attempts: attempts, error: error)
-        default:
-            return nil
+                id: id, url: text(urlField), source: text(sourceField), status: .done, bytes: Int64(bytes),
+                sha256: text(sha), width: width, height: height, attempts: attempts)
         }
+        if kind.elementsEqual("failed".utf8) {
+            guard let attempts = cursor.next().flatMap(integer), let errorKind = cursor.next(),
+                let status = cursor.next(), let message = cursor.next(), cursor.atEnd
+            else { return nil }
+            let error = RecordedError(kind: text(errorKind), status: integer(status), message: text(message))
+            return ItemRecord(
+                id: id, url: text(urlField), source: text(sourceField), status: .failed, attempts: attempts,
+                error: error)
+        }
+        return nil
+    }
+
+    /// Walks the tab-separated fields of one line.
+    private struct FieldCursor {
+        let line: UnsafeBufferPointer<UInt8>
+        var start = 0
+        var exhausted = false
+
+        init(_ line: UnsafeBufferPointer<UInt8>) {
+            self.line = line
+        }
+
+        var atEnd: Bool { exhausted }
+
+        mutating func next() -> UnsafeBufferPointer<UInt8>? {
+            guard !exhausted, let base = line.baseAddress else { return nil }
+            let remaining = line.count - start
+            if let tab = memchr(base + start, 0x09, remaining) {
+                let end = base.distance(to: tab.assumingMemoryBound(to: UInt8.self))
+                defer { start = end + 1 }
+                return UnsafeBufferPointer(start: base + start, count: end - start)
+            }
+            exhausted = true
+            return UnsafeBufferPointer(start: base + start, count: remaining)
+        }
+    }
+
+    private static func integer(_ field: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard !field.isEmpty, field.count <= 18 else { return nil }
+        var negative = false
+        var value = 0
+        for (index, byte) in field.enumerated() {
+            if index == 0, byte == 0x2D, field.count > 1 {
+                negative = true
+                continue
+            }
+            guard byte >= 0x30, byte <= 0x39 else { return nil }
+            value = value * 10 + Int(byte - 0x30)
+        }
+        return negative ? -value : value
+    }
+
+    private static func text(_ field: UnsafeBufferPointer<UInt8>) -> String {
+        let raw = String(decoding: field, as: UTF8.self)
+        return field.contains(0x5C) ? unescape(raw) : raw
     }
 
     static func escape(_ text: String) -> String {

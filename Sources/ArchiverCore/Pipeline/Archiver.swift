@@ -115,6 +115,7 @@ public final class Archiver: Sendable {
         let stages = PipelineStages(
             fetcher: fetcher, validator: validator, store: store, journal: journal, ledger: ledger,
             backoff: backoff, retries: config.retries, maxRetryAfter: config.maxRetryAfter,
+            rateLimiter: config.rate.map { RateLimiter(rate: $0) },
             work: DispatchQueue(label: "archiver.work", attributes: .concurrent))
 
         feedQueue(plan.jobs, stages: stages)

@@ -12,6 +12,7 @@ struct PipelineStages: Sendable {
     let backoff: Backoff
     let retries: Int
     let maxRetryAfter: Double
+    let rateLimiter: RateLimiter?
     let work: DispatchQueue
 }
 
@@ -24,7 +25,7 @@ final class FetchOperation: Operation, @unchecked Sendable {
         var finished = false
         var finishing = false
         var task: (any FetchTask)?
-        var waitingToRetry = false
+        var waitingToRetry = false  // between attempts: a backoff or a rate-limit wait
     }
 
     let job: FetchJob
@@ -60,6 +61,27 @@ final class FetchOperation: Operation, @unchecked Sendable {
 
     private func attempt(_ number: Int) {
         guard !isCancelled else { return finish() }
+        if let wait = stages.rateLimiter?.reserve(), wait > 0 {
+            return schedule(after: wait) { [self] in send(number) }
+        }
+        send(number)
+    }
+
+    /// Runs `next` after `delay` seconds without holding a thread; a cancel meanwhile finishes instead.
+    private func schedule(after delay: Double, _ next: @escaping @Sendable () -> Void) {
+        state.withLock {
+            $0.task = nil
+            $0.waitingToRetry = true
+        }
+        if isCancelled { return finish() }
+        stages.work.asyncAfter(deadline: .now() + delay) { [self] in
+            guard state.withLock({ !$0.finishing }) else { return }
+            next()
+        }
+    }
+
+    private func send(_ number: Int) {
+        guard !isCancelled else { return finish() }
         stages.ledger.countRequest()
         let task = stages.fetcher.fetch(job.source) { [self] outcome in
             stages.work.async { self.handle(outcome, attempt: number) }
@@ -88,15 +110,7 @@ final class FetchOperation: Operation, @unchecked Sendable {
                 return finish()
             }
             let delay = stages.backoff.delay(afterAttempt: number, retryAfter: retryAfter)
-            state.withLock {
-                $0.task = nil
-                $0.waitingToRetry = true
-            }
-            if isCancelled { return finish() }
-            stages.work.asyncAfter(deadline: .now() + delay) { [self] in
-                guard state.withLock({ !$0.finishing }) else { return }
-                attempt(number + 1)
-            }
+            schedule(after: delay) { [self] in attempt(number + 1) }
         }
     }
 

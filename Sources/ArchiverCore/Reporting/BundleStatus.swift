@@ -31,7 +31,7 @@ public struct BundleStatus: Sendable, Codable, Equatable {
         guard FileManager.default.fileExists(atPath: layout.state.path) else { return nil }
         let records = Journal.replay(path: layout.journal.path)
         let total = RunOptions.read(layout)?.records ?? records.count
-        let done = records.values.filter { $0.status == .done }.count
+        let done = records.values.count { $0.status == .done }
         let failedRecords = records.values.filter { $0.status == .failed }.sorted { $0.id < $1.id }
         var groups: [String: FailureGroup] = [:]
         for record in failedRecords {

@@ -1,0 +1,133 @@
+import Foundation
+import XCTest
+@testable import ArchiverCore
+
+/// Every way a real image host fails ends as a clear outcome, in bounded time, with no bad file.
+final class FaultTests: XCTestCase {
+    private let good = PNGEncoder.solid(width: 600, height: 600, red: 0x92, green: 0xC9, blue: 0x52)
+
+    /// A server with the fault routes that logs when each request arrived.
+    private func faultServer() throws -> (TestServer, Locked<[(path: String, at: Date)]>) {
+        let faults = FaultRoutes(image: good)
+        let log = Locked<[(path: String, at: Date)]>([])
+        let server = try TestServer { request in
+            log.withLock { $0.append((request.pathWithoutQuery, Date())) }
+            return faults.respond(to: request) ?? Fixtures.images.respond(to: request)
+        }
+        return (server, log)
+    }
+
+    func testEveryFaultEndsAsItsOutcomeWithinBoundedRequests() throws {
+        let (server, log) = try faultServer()
+        let expectations: [(fault: String, kind: String?)] = [
+            ("500-then-ok", nil), ("503-retry-after", nil), ("429-retry-after", nil), ("reset-then-ok", nil),
+            ("redirect", nil), ("octet-stream", nil), ("truncated", "truncated"), ("corrupt-idat", "invalid-png"),
+            ("html", "not-png"), ("jpeg", "not-png"), ("empty", "not-png"), ("404", "http-status"), ("410", "http-status"),
+            ("huge", "too-large"), ("hang", "timeout"), ("loop", "too-many-redirects"), ("giant", "invalid-png"),
+        ]
+        var records = Fixtures.records(8, firstID: 100)
+        for (index, entry) in expectations.enumerated() {
+            records.append(CatalogRecord(albumId: 9, id: index + 1, title: entry.fault, url: "\(Fixtures.host)/fault/\(entry.fault)/\(index)", thumbnailUrl: ""))
+        }
+        let out = Fixtures.temporaryDirectory(self)
+        var config = Fixtures.configuration(out: out, server: server, concurrency: 8)
+        config.retries = 3
+        config.timeout = 1
+        let started = Date()
+        let summary = try Fixtures.run(config, catalog: Fixtures.catalog(records))
+        XCTAssertLessThan(Date().timeIntervalSince(started), 30)
+
+        let items = Dictionary(uniqueKeysWithValues: try Fixtures.manifest(in: out).items.map { ($0.id, $0) })
+        for (index, entry) in expectations.enumerated() {
+            let item = try XCTUnwrap(items[index + 1])
+            let file = out.appendingPathComponent("images/\(index + 1).png")
+            if let kind = entry.kind {
+                XCTAssertEqual(item.status, .failed, entry.fault)
+                XCTAssertEqual(item.error?.kind, kind, "\(entry.fault): \(item.error?.message ?? "")")
+                XCTAssertFalse(FileManager.default.fileExists(atPath: file.path), "\(entry.fault) left a file")
+            } else {
+                XCTAssertEqual(item.status, .done, "\(entry.fault): \(item.error?.message ?? "")")
+                XCTAssertEqual(try? Data(contentsOf: file), good, entry.fault)
+            }
+        }
+        XCTAssertEqual(items[12]?.error?.status, 404)
+        XCTAssertEqual(items[13]?.error?.status, 410)
+        XCTAssertEqual(summary.done, 8 + 6)
+        XCTAssertEqual(summary.failed, 11)
+        XCTAssertEqual(server.count("/fault/404/11"), 1)
+        XCTAssertEqual(server.count("/fault/410/12"), 1)
+        XCTAssertEqual(items[1]?.attempts, 3, "500 twice, then the image")
+        let requests = log.withLock { $0 }
+        for (path, hits) in Dictionary(grouping: requests, by: \.path) where !path.hasPrefix("/fault/loop/") {
+            XCTAssertLessThanOrEqual(hits.count, 4, path)
+        }
+        for fault in ["503-retry-after/1", "429-retry-after/2"] {
+            let times = requests.filter { $0.path == "/fault/\(fault)" }.map(\.at)
+            XCTAssertEqual(times.count, 2, fault)
+            if times.count == 2 {
+                XCTAssertGreaterThanOrEqual(times[1].timeIntervalSince(times[0]), 0.95, "\(fault): retried before its Retry-After")
+            }
+        }
+    }
+
+    func testARetryAfterBeyondTheCapFailsAtOnceInsteadOfWaiting() throws {
+        let server = try Fixtures.placeholderServer()
+        server.route("/600/000503", HTTPResponse(status: 503, headers: [("Retry-After", "3600")]))
+        let out = Fixtures.temporaryDirectory(self)
+        let started = Date()
+        _ = try Fixtures.run(Fixtures.configuration(out: out, server: server), catalog: Fixtures.catalog([Fixtures.record(1, colour: "000503")]))
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5)
+        let item = try XCTUnwrap(Fixtures.manifest(in: out).items.first)
+        XCTAssertEqual(item.error?.kind, "http-status")
+        XCTAssertTrue(item.error?.message.contains("Retry-After 3600 s") == true, item.error?.message ?? "")
+        XCTAssertEqual(server.count("/600/000503"), 1)
+    }
+
+    func testABodyOverMaxBytesFailsAsTooLargeWithoutARetry() throws {
+        let server = try Fixtures.placeholderServer()
+        let out = Fixtures.temporaryDirectory(self)
+        var config = Fixtures.configuration(out: out, server: server)
+        config.maxBytes = 100
+        config.retries = 3
+        let summary = try Fixtures.run(config, catalog: Fixtures.catalog(Fixtures.records(1)))
+        XCTAssertEqual(summary.failuresByKind, ["too-large": 1])
+        XCTAssertEqual(server.total, 1)
+    }
+
+    func testRequestsCarryTheArchiverUserAgent() throws {
+        let server = try Fixtures.placeholderServer()
+        let out = Fixtures.temporaryDirectory(self)
+        _ = try Fixtures.run(Fixtures.configuration(out: out, server: server), catalog: Fixtures.catalog(Fixtures.records(1)))
+        XCTAssertEqual(server.requests.first?.headers["user-agent"], "archiver/\(ArchiverVersion.current)")
+    }
+
+    func testBackoffDoublesUpToTheCapAndNeverComesBeforeRetryAfter() {
+        let backoff = Backoff(base: 0.25, cap: 8, jitter: { 1 })
+        XCTAssertEqual((1...7).map { backoff.delay(afterAttempt: $0) }, [0.25, 0.5, 1, 2, 4, 8, 8])
+        XCTAssertEqual(backoff.delay(afterAttempt: 1, retryAfter: 5), 5)
+        XCTAssertEqual(backoff.delay(afterAttempt: 6, retryAfter: 1), 8)
+        let jittered = Backoff(base: 0.25, cap: 8, jitter: { 0.5 })
+        XCTAssertEqual(jittered.delay(afterAttempt: 3), 0.5)
+        XCTAssertEqual(Backoff().delay(afterAttempt: 100), Backoff().cap, accuracy: Backoff().cap / 2)
+    }
+
+    func testRetryAfterParsesSecondsAndHTTPDates() {
+        let now = Date(timeIntervalSince1970: 1_700_000_000)
+        XCTAssertEqual(parseRetryAfter("7", now: now), 7)
+        XCTAssertEqual(parseRetryAfter(" 120 ", now: now), 120)
+        XCTAssertEqual(parseRetryAfter("Tue, 14 Nov 2023 22:13:40 GMT", now: now), 20)
+        XCTAssertEqual(parseRetryAfter("Tue, 14 Nov 2023 22:00:00 GMT", now: now), 0, "a date in the past means now")
+        XCTAssertNil(parseRetryAfter("soon", now: now))
+        XCTAssertNil(parseRetryAfter("-3", now: now))
+    }
+
+    func testRateLimiterSpacesRequestsAfterAOneSecondBurst() {
+        let clock = Locked<UInt64>(1_000_000_000)
+        let limiter = RateLimiter(rate: 4) { clock.withLock { $0 } }
+        XCTAssertEqual((0..<4).map { _ in limiter.reserve() }, [0, 0, 0, 0])
+        XCTAssertEqual(limiter.reserve(), 0.25, accuracy: 1e-9)
+        XCTAssertEqual(limiter.reserve(), 0.5, accuracy: 1e-9)
+        clock.withLock { $0 += 2_000_000_000 }
+        XCTAssertEqual(limiter.reserve(), 0, "two seconds later the bucket is full again")
+    }
+}

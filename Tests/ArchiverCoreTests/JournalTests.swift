@@ -1,0 +1,51 @@
+import Foundation
+import XCTest
+@testable import ArchiverCore
+
+final class JournalTests: XCTestCase {
+    func testLinesRoundTripFieldsWithTabsNewlinesAndBackslashes() {
+        let records = [
+            ItemRecord(id: 1, url: "https://h/a\tb", source: "http://m/a\\b", status: .done, bytes: 10, sha256: "ab", width: 2, height: 3, attempts: 1),
+            ItemRecord(id: -2, url: "u\nv", source: "s\r\n", status: .failed, attempts: 4, error: RecordedError(kind: "http-status", status: 503, message: "HTTP 503\tfrom\nx\\")),
+            ItemRecord(id: 3, url: "", source: "", status: .failed, attempts: 1, error: RecordedError(kind: "not-png", message: "")),
+        ]
+        for record in records {
+            let line = JournalLine.encode(record)
+            XCTAssertEqual(line.filter { $0 == "\n" }.count, 1)
+            XCTAssertEqual(JournalLine.decode(line.dropLast()), record)
+        }
+    }
+
+    func testReplayTakesTheLastRecordPerIDAndSkipsTornOrForeignLines() throws {
+        let dir = Fixtures.temporaryDirectory(self)
+        let path = dir.appendingPathComponent("journal").path
+        let journal = try Journal(path: path)
+        try journal.append(ItemRecord(id: 1, url: "u", source: "s", status: .failed, attempts: 1, error: RecordedError(kind: "timeout", message: "m")))
+        try journal.append([
+            ItemRecord(id: 1, url: "u", source: "s", status: .done, bytes: 5, sha256: "x", width: 1, height: 1, attempts: 2),
+            ItemRecord(id: 2, url: "u2", source: "s2", status: .done, bytes: 6, sha256: "y", width: 1, height: 1, attempts: 1),
+        ])
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        handle.seekToEndOfFile()
+        handle.write(Data("garbage line\ndone\t3\tu3\ts3\t7\tz\t1\t1".utf8))  // torn: no newline
+        try handle.close()
+        let replayed = Journal.replay(path: path)
+        XCTAssertEqual(replayed.keys.sorted(), [1, 2])
+        XCTAssertEqual(replayed[1]?.status, .done)
+        XCTAssertEqual(replayed[1]?.attempts, 2)
+        XCTAssertTrue(Journal.replay(path: dir.appendingPathComponent("none").path).isEmpty)
+    }
+
+    func testCompactionKeepsOneLinePerRecord() throws {
+        let dir = Fixtures.temporaryDirectory(self)
+        let path = dir.appendingPathComponent("journal").path
+        let journal = try Journal(path: path)
+        for attempt in 1...5 {
+            try journal.append(ItemRecord(id: 9, url: "u", source: "s", status: .done, bytes: 1, sha256: "h", width: 1, height: 1, attempts: attempt))
+        }
+        let latest = Journal.replay(path: path)
+        try Journal.compact(path: path, records: Array(latest.values))
+        XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").count, 1)
+        XCTAssertEqual(Journal.replay(path: path), latest)
+    }
+}
