@@ -3,11 +3,14 @@ import Foundation
 
 /// Streams the entries of a tar file (gzip or not) with libarchive, in memory, one at a time.
 final class TarballReader {
-    /// One entry: its path with any leading `./` removed, whether it is a regular file, its data.
+    /// One entry: its path with any leading `./` removed, its type and header fields, its data.
     struct Entry {
         var path: String
         var isRegularFile: Bool
         var isDirectory: Bool
+        var permissions: UInt32
+        var modificationTime: Int64
+        var owner: String
         var data: Data
     }
 
@@ -26,7 +29,7 @@ final class TarballReader {
             archive_read_open_filename(archive, path, 1 << 16) == ARCHIVE_OK
         else {
             let reason = TarballWriter.message(archive)
-            archive_read_free(archive)
+            // deinit frees the archive
             throw .unreadableTarball(path: path, reason: reason)
         }
     }
@@ -47,8 +50,12 @@ final class TarballReader {
             ?? archive_entry_pathname(header).map { String(cString: $0) } ?? ""
         while name.hasPrefix("./") { name.removeFirst(2) }
         let type = archive_entry_filetype(header)
+        let uname = archive_entry_uname(header).map { String(cString: $0) } ?? ""
+        let gname = archive_entry_gname(header).map { String(cString: $0) } ?? ""
         var entry = Entry(
-            path: name, isRegularFile: type == UInt32(S_IFREG), isDirectory: type == UInt32(S_IFDIR), data: Data())
+            path: name, isRegularFile: type == UInt32(Glibc.S_IFREG), isDirectory: type == UInt32(Glibc.S_IFDIR),
+            permissions: UInt32(archive_entry_perm(header)), modificationTime: Int64(archive_entry_mtime(header)),
+            owner: "\(archive_entry_uid(header)):\(archive_entry_gid(header)) \(uname):\(gname)", data: Data())
         if entry.isRegularFile {
             entry.data = try readData(size: archive_entry_size_is_set(header) != 0 ? archive_entry_size(header) : 0)
         }

@@ -25,7 +25,7 @@ final class TarballWriter {
             archive_write_open_filename(archive, path) == ARCHIVE_OK
         else {
             let reason = Self.message(archive)
-            archive_write_free(archive)
+            // deinit frees the archive
             throw .cannotWrite(path: path, reason: reason)
         }
     }
@@ -36,12 +36,12 @@ final class TarballWriter {
 
     /// Adds a directory entry (mode 0755).
     func addDirectory(_ name: String) throws(BundleError) {
-        try writeHeader(name, type: UInt32(S_IFDIR), permissions: 0o755, size: 0)
+        try writeHeader(name, type: UInt32(Glibc.S_IFDIR), permissions: 0o755, size: 0)
     }
 
     /// Adds a regular file entry (mode 0644) holding `data`.
     func addFile(_ name: String, data: Data) throws(BundleError) {
-        try writeHeader(name, type: UInt32(S_IFREG), permissions: 0o644, size: Int64(data.count))
+        try writeHeader(name, type: UInt32(Glibc.S_IFREG), permissions: 0o644, size: Int64(data.count))
         let written = data.withUnsafeBytes { raw in
             raw.isEmpty ? 0 : archive_write_data(archive, raw.baseAddress, raw.count)
         }
