@@ -84,11 +84,11 @@ public enum Gallery {
         return "<a href=\"\(escape(url))\" rel=\"noreferrer\">\(escape(url))</a>"
     }
 
-    /// The recorded size scaled to fit `thumbnailSide`, keeping the aspect ratio.
+    /// The recorded size scaled up or down to fit a `thumbnailSide` square, keeping the aspect ratio.
     static func thumbnailSize(width: Int?, height: Int?) -> (Int, Int) {
         guard let width, let height, width > 0, height > 0 else { return (thumbnailSide, thumbnailSide) }
         let side = Double(thumbnailSide)
-        let scale = min(1, side / Double(max(width, height)))
+        let scale = side / Double(max(width, height))
         return (max(1, Int((Double(width) * scale).rounded())), max(1, Int((Double(height) * scale).rounded())))
     }
 
