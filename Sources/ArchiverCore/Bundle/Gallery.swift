@@ -115,11 +115,10 @@ public enum Gallery {
         h2{margin:1.5em 0 .4em;border-bottom:1px solid #ccc}h2 small{color:#777;font-weight:normal}\
         table{border-collapse:collapse;width:100%}\
         td{border-bottom:1px solid #eee;padding:4px 8px;vertical-align:middle}\
-        td.image{width:80px;height:79px;text-align:center}\
-        td.image img{display:block;margin:auto;background:#ddd}\
-        td.id{color:#777;white-space:nowrap}td.url{font-size:12px;word-break:break-all}\
+        td.image{width:13em;height:79px}\
+        td.image img{display:block;background:#ddd}\
+        td.id{color:#777;white-space:nowrap}td.url{font-size:12px;overflow-wrap:anywhere;width:24em}\
         tr.failed{background:#fff0f0}tr.pending{background:#fffbe6}\
-        .error{color:#a00;font-size:12px;text-align:left;max-width:12em}\
-        .pending{color:#960;font-style:italic}
+        div.error{color:#a00;font-size:12px}div.pending{color:#960;font-style:italic}
         """
 }
