@@ -17,7 +17,12 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
-        .target(name: "ArchiverCore", dependencies: ["CPNG", "CLibCrypto"]),
+        .systemLibrary(
+            name: "CLibArchive",
+            pkgConfig: "libarchive",
+            providers: [.apt(["libarchive-dev"])]
+        ),
+        .target(name: "ArchiverCore", dependencies: ["CPNG", "CLibCrypto", "CLibArchive"]),
         .executableTarget(name: "archiver", dependencies: ["ArchiverCore"]),
         .testTarget(name: "ArchiverCoreTests", dependencies: ["ArchiverCore"]),
     ]

@@ -5,6 +5,8 @@ let usage = """
       archiver run [--catalog PATH|URL] [--out DIR] [--concurrency N] [options]
       archiver serve [--host 127.0.0.1] [--port N] [--faults]
       archiver status [DIR] [--json]
+      archiver pack DIR [--output FILE.tar.gz]
+      archiver verify DIR|FILE.tar.gz [--json]
 
     run options:
       --catalog PATH|URL     JSON array of {albumId, id, title, url, thumbnailUrl}
@@ -23,6 +25,13 @@ let usage = """
       --prune                delete files of records no longer in the catalog
       --quiet                no progress on stderr
 
-    exit status: 0 all done, 1 some items failed, 2 usage, catalog or bundle error,
-                 130 interrupted (SIGINT), 143 terminated (SIGTERM)
+    pack: a reproducible gzip tarball of manifest.json, index.html and images/ (not .archiver/),
+          entries sorted, owner root, mtime SOURCE_DATE_EPOCH or 0; prints its sha256
+          (default output DIR.tar.gz); exit 0, or 2 when DIR is no bundle
+    verify: every done item's file has the manifest's size and sha256 and is a sound PNG,
+          and images/ holds nothing else; prints one line per problem and a summary
+          (--json: a report on stdout); exit 0 all good, 1 problems found, 2 unusable input
+
+    run exit status: 0 all done, 1 some items failed, 2 usage, catalog or bundle error,
+                     130 interrupted (SIGINT), 143 terminated (SIGTERM)
     """

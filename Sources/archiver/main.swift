@@ -7,6 +7,8 @@ switch arguments.first {
 case "run": status = RunCommand.main(Array(arguments.dropFirst()))
 case "status": status = StatusCommand.main(Array(arguments.dropFirst()))
 case "serve": status = ServeCommand.main(Array(arguments.dropFirst()))
+case "pack": status = PackCommand.main(Array(arguments.dropFirst()))
+case "verify": status = VerifyCommand.main(Array(arguments.dropFirst()))
 case "--help", "-h", "help":
     print(usage)
     status = 0
@@ -16,6 +18,6 @@ case "--version":
 case nil:
     status = fail("no command given; try 'archiver run --help' or 'archiver --help'")
 case let other?:
-    status = fail("unknown command '\(other)'; the commands are run, serve, status (see 'archiver --help')")
+    status = fail("unknown command '\(other)'; the commands are run, serve, status, pack, verify (see 'archiver --help')")
 }
 exit(status)

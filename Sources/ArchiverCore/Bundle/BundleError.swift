@@ -1,0 +1,38 @@
+/// Why `pack` or `verify` could not work on its input at all; the commands exit 2 for every case.
+public enum BundleError: Error, Sendable, Equatable, CustomStringConvertible {
+    case notFound(String)
+    case noManifest(String)
+    case unreadableManifest(path: String, reason: String)
+    case unreadableTarball(path: String, reason: String)
+    case unreadableFile(path: String, reason: String)
+    case cannotWrite(path: String, reason: String)
+
+    /// A stable short name for the failure.
+    public var kind: String {
+        switch self {
+        case .notFound: "not-found"
+        case .noManifest: "no-manifest"
+        case .unreadableManifest: "unreadable-manifest"
+        case .unreadableTarball: "unreadable-tarball"
+        case .unreadableFile: "unreadable-file"
+        case .cannotWrite: "cannot-write"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .notFound(let path):
+            "\(path) does not exist; give a bundle directory made by 'archiver run' or a tarball made by 'archiver pack'"
+        case .noManifest(let path):
+            "\(path) holds no manifest.json; is it a bundle made by 'archiver run'?"
+        case .unreadableManifest(let path, let reason):
+            "cannot read the manifest in \(path): \(reason)"
+        case .unreadableTarball(let path, let reason):
+            "cannot read \(path) as a .tar.gz: \(reason)"
+        case .unreadableFile(let path, let reason):
+            "cannot read \(path): \(reason)"
+        case .cannotWrite(let path, let reason):
+            "cannot write \(path): \(reason)"
+        }
+    }
+}

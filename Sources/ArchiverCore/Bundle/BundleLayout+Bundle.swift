@@ -1,0 +1,83 @@
+import Foundation
+
+extension BundleLayout {
+    /// The gallery page, `DIR/index.html`.
+    public var gallery: URL { root.appendingPathComponent("index.html") }
+
+    /// The bundle's top-level files, as paths inside a tarball.
+    static let manifestPath = "manifest.json"
+    static let galleryPath = "index.html"
+    static let imagesPath = "images"
+
+    /// Whether a name inside `images/` is part of the bundle; dot files are temporary debris.
+    static func isBundleFileName(_ name: String) -> Bool {
+        !name.isEmpty && !name.hasPrefix(".")
+    }
+
+    /// What sits at `path`: a regular file (with its size), a directory, something else, or nothing.
+    static func fileKind(atPath path: String) -> FileKind {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return .missing }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return .regular(size: Int64(info.st_size))
+        case S_IFDIR: return .directory
+        default: return .other
+        }
+    }
+
+    enum FileKind: Equatable {
+        case regular(size: Int64)
+        case directory
+        case other
+        case missing
+    }
+
+    /// The names in `images/` that belong to the bundle, sorted by their UTF-8 bytes.
+    func imageNames() throws(BundleError) -> [String] {
+        guard case .directory = Self.fileKind(atPath: images.path) else { return [] }
+        do {
+            return try FileManager.default.contentsOfDirectory(atPath: images.path)
+                .filter(Self.isBundleFileName)
+                .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        } catch {
+            throw .unreadableFile(path: images.path, reason: error.localizedDescription)
+        }
+    }
+
+    /// Reads and decodes `manifest.json`, or says why it cannot.
+    func readManifest() throws(BundleError) -> Manifest {
+        guard case .directory = Self.fileKind(atPath: root.path) else { throw .notFound(root.path) }
+        guard case .regular = Self.fileKind(atPath: manifest.path) else { throw .noManifest(root.path) }
+        let data: Data
+        do {
+            data = try Data(contentsOf: manifest)
+        } catch {
+            throw .unreadableManifest(path: root.path, reason: error.localizedDescription)
+        }
+        return try Self.decodeManifest(data, in: root.path)
+    }
+
+    /// Decodes manifest bytes, naming `source` in the error.
+    static func decodeManifest(_ data: Data, in source: String) throws(BundleError) -> Manifest {
+        do {
+            return try JSONDecoder().decode(Manifest.self, from: data)
+        } catch {
+            throw .unreadableManifest(path: source, reason: "not a valid manifest.json: \(summary(of: error))")
+        }
+    }
+
+    /// A one-line account of a JSON decoding failure, with the coding path.
+    private static func summary(of error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "\(error)" }
+        let context: DecodingError.Context
+        switch error {
+        case .dataCorrupted(let c), .keyNotFound(_, let c), .typeMismatch(_, let c), .valueNotFound(_, let c):
+            context = c
+        @unknown default:
+            return "\(error)"
+        }
+        var path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        if case .keyNotFound(let key, _) = error { path += ".\(key.stringValue)" }
+        return path.isEmpty ? context.debugDescription : "\(path): \(context.debugDescription)"
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+/// Packs a bundle directory into a reproducible `.tar.gz`: `manifest.json`, `index.html` when
+/// present, and the regular files of `images/`, sorted by path; never `.archiver/` or dot files.
+///
+/// Same content and same `modificationTime` give byte-identical tarballs, so the tarball's
+/// sha256 can be published and checked.
+public struct BundlePacker: Sendable {
+    /// The mtime of every entry, in seconds since 1970 (`SOURCE_DATE_EPOCH`, or 0).
+    public var modificationTime: Int64
+
+    public init(modificationTime: Int64 = 0) {
+        self.modificationTime = modificationTime
+    }
+
+    /// What `pack` wrote.
+    public struct Result: Sendable, Equatable {
+        public var output: URL
+        /// Tar entries, the `images/` directory included.
+        public var entries: Int
+        public var images: Int
+        public var bytes: Int64
+        public var sha256: String
+    }
+
+    /// The paths the tarball of `directory` holds, in order (directories end in `/`).
+    public func entries(of directory: URL) throws(BundleError) -> [String] {
+        let layout = BundleLayout(root: directory)
+        _ = try layout.readManifest()
+        var paths = [BundleLayout.manifestPath]
+        if case .regular = BundleLayout.fileKind(atPath: layout.gallery.path) {
+            paths.append(BundleLayout.galleryPath)
+        }
+        if case .directory = BundleLayout.fileKind(atPath: layout.images.path) {
+            paths.append(BundleLayout.imagesPath + "/")
+            for name in try layout.imageNames() {
+                if case .regular = BundleLayout.fileKind(atPath: layout.images.appendingPathComponent(name).path) {
+                    paths.append(BundleLayout.imagesPath + "/" + name)
+                }
+            }
+        }
+        return paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    /// Writes the tarball of `directory` to `output` through a temporary file and a rename.
+    public func pack(_ directory: URL, to output: URL) throws(BundleError) -> Result {
+        let paths = try entries(of: directory)
+        let temporary = output.deletingLastPathComponent().appendingPathComponent(
+            ".\(output.lastPathComponent).partial-\(UInt32.random(in: 0...UInt32.max))")
+        do throws(BundleError) {
+            let writer = try TarballWriter(path: temporary.path, modificationTime: modificationTime)
+            for path in paths {
+                if path.hasSuffix("/") {
+                    try writer.addDirectory(path)
+                } else {
+                    let file = directory.appendingPathComponent(path)
+                    let data: Data
+                    do {
+                        data = try Data(contentsOf: file)
+                    } catch {
+                        throw BundleError.unreadableFile(path: file.path, reason: error.localizedDescription)
+                    }
+                    try writer.addFile(path, data: data)
+                }
+            }
+            try writer.close()
+            let packed: Data
+            do {
+                packed = try Data(contentsOf: temporary, options: .alwaysMapped)
+            } catch {
+                throw BundleError.unreadableFile(path: temporary.path, reason: error.localizedDescription)
+            }
+            guard rename(temporary.path, output.path) == 0 else {
+                throw BundleError.cannotWrite(path: output.path, reason: errnoText())
+            }
+            return Result(
+                output: output, entries: paths.count,
+                images: paths.filter { $0.hasPrefix("images/") && !$0.hasSuffix("/") }.count,
+                bytes: Int64(packed.count), sha256: SHA256.hex(packed))
+        } catch {
+            unlink(temporary.path)
+            throw error
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+
+/// `index.html`: one self-contained page showing a bundle's manifest, grouped by album.
+///
+/// No script and no network: images load from `images/<id>.png` next to the page, so it works
+/// from `file://`. Every text is HTML-escaped, and the same manifest gives the same bytes.
+public enum Gallery {
+    /// The largest side of a thumbnail on the page, in CSS pixels.
+    public static let thumbnailSide = 75
+
+    /// Writes `index.html` for `manifest` into the bundle atomically (temporary file, rename).
+    public static func write(for manifest: Manifest, in layout: BundleLayout) throws(ItemError) {
+        do {
+            try Data(html(for: manifest).utf8).write(to: layout.gallery, options: .atomic)
+        } catch {
+            throw .io("cannot write \(layout.gallery.path): \(error.localizedDescription)")
+        }
+    }
+
+    /// The page for `manifest`.
+    public static func html(for manifest: Manifest) -> String {
+        let albums = Dictionary(grouping: manifest.items, by: \.albumId).sorted { $0.key < $1.key }
+        let counts = Dictionary(grouping: manifest.items, by: \.status).mapValues(\.count)
+        var out = ""
+        out.reserveCapacity(manifest.items.count * 400 + 4096)
+        out += """
+            <!DOCTYPE html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>Archived images (\(manifest.items.count))</title>
+            <style>\(style)</style>
+            </head>
+            <body>
+            <header>
+            <h1>Archived images</h1>
+            <p>\(manifest.items.count) items from \(escape(manifest.catalog.source)): \
+            \(counts[.done, default: 0]) done, \(counts[.failed, default: 0]) failed, \
+            \(counts[.pending, default: 0]) pending.</p>
+            <nav>Albums:
+            """
+        for (album, _) in albums {
+            out += " <a href=\"#album-\(album)\">\(album)</a>"
+        }
+        out += "</nav>\n</header>\n<main>\n"
+        for (album, items) in albums {
+            out += "<section id=\"album-\(album)\">\n<h2>Album \(album) <small>(\(items.count) items)</small></h2>\n"
+            out += "<table>\n"
+            for item in items.sorted(by: { $0.id < $1.id }) {
+                row(for: item, into: &out)
+            }
+            out += "</table>\n</section>\n"
+        }
+        out += "</main>\n</body>\n</html>\n"
+        return out
+    }
+
+    private static func row(for item: Manifest.Item, into out: inout String) {
+        out += "<tr class=\"\(item.status.rawValue)\" id=\"item-\(item.id)\"><td class=\"image\">"
+        switch item.status {
+        case .done:
+            let path = KeyedStore.relativePath(for: item.id)
+            let (width, height) = thumbnailSize(width: item.width, height: item.height)
+            out += "<a href=\"\(path)\"><img loading=\"lazy\" src=\"\(path)\" width=\"\(width)\" height=\"\(height)\" alt=\"\(escape(item.title))\"></a>"
+        case .failed:
+            let kind = item.error.map { $0.kind + ($0.status.map { " \($0)" } ?? "") } ?? "failed"
+            out += "<div class=\"error\"><b>\(escape(kind))</b> \(escape(item.error?.message ?? "no error recorded"))</div>"
+        case .pending:
+            out += "<div class=\"pending\">pending</div>"
+        }
+        out += "</td><td class=\"title\">\(escape(item.title))</td><td class=\"id\">#\(item.id)</td><td class=\"url\">"
+        out += link(item.url)
+        if item.source != item.url {
+            out += "<br><small>fetched from \(link(item.source))</small>"
+        }
+        out += "</td></tr>\n"
+    }
+
+    /// A link for http(s) URLs; anything else (e.g. `javascript:`) is shown as plain text.
+    private static func link(_ url: String) -> String {
+        let lower = url.lowercased()
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else { return escape(url) }
+        return "<a href=\"\(escape(url))\" rel=\"noreferrer\">\(escape(url))</a>"
+    }
+
+    /// The recorded size scaled up or down to fit a `thumbnailSide` square, keeping the aspect ratio.
+    static func thumbnailSize(width: Int?, height: Int?) -> (Int, Int) {
+        guard let width, let height, width > 0, height > 0 else { return (thumbnailSide, thumbnailSide) }
+        let side = Double(thumbnailSide)
+        let scale = side / Double(max(width, height))
+        return (max(1, Int((Double(width) * scale).rounded())), max(1, Int((Double(height) * scale).rounded())))
+    }
+
+    /// `text` with `& < > " '` replaced by entities, safe in element content and quoted attributes.
+    public static func escape(_ text: String) -> String {
+        var out = ""
+        out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    private static let style = """
+        body{font:14px/1.4 system-ui,sans-serif;margin:0 1.5em;color:#222;background:#fafafa}\
+        header p,nav{color:#555}nav a{margin-right:.2em}\
+        h2{margin:1.5em 0 .4em;border-bottom:1px solid #ccc}h2 small{color:#777;font-weight:normal}\
+        table{border-collapse:collapse;width:100%}\
+        td{border-bottom:1px solid #eee;padding:4px 8px;vertical-align:middle}\
+        td.image{width:13em;height:79px}\
+        td.image img{display:block;background:#ddd}\
+        td.id{color:#777;white-space:nowrap}td.url{font-size:12px;overflow-wrap:anywhere;width:24em}\
+        tr.failed{background:#fff0f0}tr.pending{background:#fffbe6}\
+        div.error{color:#a00;font-size:12px}div.pending{color:#960;font-style:italic}
+        """
+}

@@ -1,0 +1,109 @@
+import Foundation
+import XCTest
+@testable import ArchiverCore
+
+final class BundlePackerTests: XCTestCase {
+    private var fixture: BundleFixture!
+    private var outputDirectory: URL!
+
+    override func setUpWithError() throws {
+        fixture = try BundleFixture.make(count: 20, failed: [5], pending: [6])
+        try Gallery.write(for: fixture.manifest(), in: fixture.layout)
+        outputDirectory = try BundleFixture.temporaryDirectory()
+    }
+
+    override func tearDown() {
+        fixture.remove()
+        try? FileManager.default.removeItem(at: outputDirectory)
+    }
+
+    private func output(_ name: String) -> URL {
+        outputDirectory.appendingPathComponent(name)
+    }
+
+    private func entries(of tarball: URL) throws -> [TarballReader.Entry] {
+        let reader = try TarballReader(path: tarball.path)
+        var entries: [TarballReader.Entry] = []
+        while let entry = try reader.next() { entries.append(entry) }
+        return entries
+    }
+
+    func testPackingTwiceGivesIdenticalBytesAndSHA256() throws {
+        let first = try BundlePacker().pack(fixture.root, to: output("a.tar.gz"))
+        Thread.sleep(forTimeInterval: 1.1)  // a second later: any clock reading would show
+        let second = try BundlePacker().pack(fixture.root, to: output("b.tar.gz"))
+        XCTAssertEqual(try Data(contentsOf: output("a.tar.gz")), try Data(contentsOf: output("b.tar.gz")))
+        XCTAssertEqual(first.sha256, second.sha256)
+        XCTAssertEqual(first.sha256, SHA256.hex(try Data(contentsOf: output("a.tar.gz"))))
+        XCTAssertEqual(first.bytes, Int64(try Data(contentsOf: output("a.tar.gz")).count))
+    }
+
+    func testGzipHeaderHasNoTimestampAndNoFileName() throws {
+        try BundlePacker().pack(fixture.root, to: output("a.tar.gz"))
+        let header = [UInt8](try Data(contentsOf: output("a.tar.gz")).prefix(10))
+        XCTAssertEqual(Array(header[0...2]), [0x1f, 0x8b, 0x08], "gzip, deflate")
+        XCTAssertEqual(header[3], 0, "no FNAME or other flags")
+        XCTAssertEqual(Array(header[4...7]), [0, 0, 0, 0], "MTIME zero")
+    }
+
+    func testTarballHoldsExactlyManifestGalleryAndImagesSortedWithFixedHeaders() throws {
+        let result = try BundlePacker().pack(fixture.root, to: output("a.tar.gz"))
+        let entries = try entries(of: output("a.tar.gz"))
+        let done = (1...20).filter { $0 != 5 && $0 != 6 }
+        let expected = (["index.html", "manifest.json", "images/"] + done.map { "images/\($0).png" })
+            .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        XCTAssertEqual(entries.map(\.path), expected)
+        XCTAssertEqual(result.entries, expected.count)
+        XCTAssertEqual(result.images, done.count)
+        for entry in entries {
+            XCTAssertEqual(entry.modificationTime, 0, entry.path)
+            XCTAssertEqual(entry.owner, "0:0 root:root", entry.path)
+            XCTAssertEqual(entry.permissions, entry.isDirectory ? 0o755 : 0o644, entry.path)
+            XCTAssertFalse(entry.path.contains(".archiver") || entry.path.contains("/."), entry.path)
+        }
+        let manifest = try XCTUnwrap(entries.first { $0.path == "manifest.json" })
+        XCTAssertEqual(manifest.data, try Data(contentsOf: fixture.layout.manifest))
+        let image = try XCTUnwrap(entries.first { $0.path == "images/17.png" })
+        XCTAssertEqual(image.data, try Data(contentsOf: fixture.image(17)))
+    }
+
+    func testSourceDateEpochChangesOnlyTheEntryTimes() throws {
+        try BundlePacker(modificationTime: 0).pack(fixture.root, to: output("zero.tar.gz"))
+        try BundlePacker(modificationTime: 1_700_000_000).pack(fixture.root, to: output("epoch.tar.gz"))
+        try BundlePacker(modificationTime: 1_700_000_000).pack(fixture.root, to: output("epoch2.tar.gz"))
+        XCTAssertNotEqual(try Data(contentsOf: output("zero.tar.gz")), try Data(contentsOf: output("epoch.tar.gz")))
+        XCTAssertEqual(try Data(contentsOf: output("epoch.tar.gz")), try Data(contentsOf: output("epoch2.tar.gz")))
+        let zero = try entries(of: output("zero.tar.gz"))
+        let epoch = try entries(of: output("epoch.tar.gz"))
+        XCTAssertEqual(zero.map(\.path), epoch.map(\.path))
+        XCTAssertEqual(zero.map(\.data), epoch.map(\.data))
+        XCTAssertEqual(zero.map(\.permissions), epoch.map(\.permissions))
+        XCTAssertEqual(Set(epoch.map(\.modificationTime)), [1_700_000_000])
+    }
+
+    func testChangedContentChangesTheTarball() throws {
+        let before = try BundlePacker().pack(fixture.root, to: output("a.tar.gz"))
+        try fixture.flipByte(of: 17)
+        let after = try BundlePacker().pack(fixture.root, to: output("b.tar.gz"))
+        XCTAssertNotEqual(before.sha256, after.sha256)
+    }
+
+    func testPackLeavesNoTemporaryFileAndReplacesAnOldTarball() throws {
+        try Data("old".utf8).write(to: output("a.tar.gz"))
+        try BundlePacker().pack(fixture.root, to: output("a.tar.gz"))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: outputDirectory.path), ["a.tar.gz"])
+        XCTAssertNotEqual(try Data(contentsOf: output("a.tar.gz")), Data("old".utf8))
+    }
+
+    func testMissingDirectoryAndMissingManifestAreBundleErrors() throws {
+        let missing = fixture.root.appendingPathComponent("nope")
+        XCTAssertThrowsError(try BundlePacker().pack(missing, to: output("a.tar.gz"))) {
+            XCTAssertEqual($0 as? BundleError, .notFound(missing.path))
+        }
+        try FileManager.default.removeItem(at: fixture.layout.manifest)
+        XCTAssertThrowsError(try BundlePacker().pack(fixture.root, to: output("a.tar.gz"))) {
+            XCTAssertEqual($0 as? BundleError, .noManifest(self.fixture.root.path))
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: outputDirectory.path), [])
+    }
+}

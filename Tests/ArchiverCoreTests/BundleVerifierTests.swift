@@ -1,0 +1,126 @@
+import Foundation
+import XCTest
+@testable import ArchiverCore
+
+final class BundleVerifierTests: XCTestCase {
+    private var fixture: BundleFixture!
+    private var tarball: URL!
+
+    override func setUpWithError() throws {
+        fixture = try BundleFixture.make(count: 20, failed: [5], pending: [6, 7])
+        tarball = fixture.root.deletingLastPathComponent().appendingPathComponent(
+            fixture.root.lastPathComponent + ".tar.gz")
+    }
+
+    override func tearDown() {
+        fixture.remove()
+        try? FileManager.default.removeItem(at: tarball)
+    }
+
+    func testSoundDirectoryVerifiesAndCountsFailedAndPendingItems() throws {
+        let report = try BundleVerifier().verify(fixture.root)
+        XCTAssertTrue(report.ok, "\(report.problems)")
+        XCTAssertEqual(report.items, 20)
+        XCTAssertEqual(report.done, 17)
+        XCTAssertEqual(report.verified, 17)
+        XCTAssertEqual(report.failed, 1)
+        XCTAssertEqual(report.pending, 2)
+        XCTAssertTrue(report.summary.hasPrefix("OK: 17 of 17 done items verified"), report.summary)
+    }
+
+    func testSoundTarballVerifies() throws {
+        try BundlePacker().pack(fixture.root, to: tarball)
+        let report = try BundleVerifier().verify(tarball)
+        XCTAssertTrue(report.ok, "\(report.problems)")
+        XCTAssertEqual(report.verified, 17)
+        XCTAssertEqual(report.source, tarball.path)
+    }
+
+    func testFlippedByteAndDeletedFileAreBothNamedInDirectoryAndTarball() throws {
+        try fixture.flipByte(of: 17)
+        try FileManager.default.removeItem(at: fixture.image(18))
+        try BundlePacker().pack(fixture.root, to: tarball)
+        for source in [fixture.root, tarball!] {
+            let report = try BundleVerifier().verify(source)
+            XCTAssertFalse(report.ok)
+            XCTAssertEqual(report.verified, 15)
+            XCTAssertEqual(
+                report.problems.map(\.message),
+                ["17: sha256 mismatch (images/17.png)", "18: missing (images/18.png)"], source.path)
+            XCTAssertEqual(report.problems.map(\.kind), [.sha256Mismatch, .missing])
+            XCTAssertTrue(report.summary.hasPrefix("BAD: 15 of 17 done items verified"), report.summary)
+        }
+    }
+
+    func testTruncatedFileIsASizeMismatch() throws {
+        let data = try Data(contentsOf: fixture.image(3))
+        try data.prefix(data.count - 4).write(to: fixture.image(3))
+        let report = try BundleVerifier().verify(fixture.root)
+        XCTAssertEqual(report.problems.map(\.kind), [.sizeMismatch])
+        XCTAssertEqual(report.problems.first?.id, 3)
+    }
+
+    func testFileMatchingAManifestThatIsNotAPNGIsInvalid() throws {
+        var manifest = try fixture.manifest()
+        let html = Data("<html>not an image</html>".utf8)
+        try html.write(to: fixture.image(4))
+        let index = try XCTUnwrap(manifest.items.firstIndex { $0.id == 4 })
+        manifest.items[index].bytes = Int64(html.count)
+        manifest.items[index].sha256 = SHA256.hex(html)
+        try manifest.write(to: fixture.layout.manifest)
+        let report = try BundleVerifier().verify(fixture.root)
+        XCTAssertEqual(report.problems.map(\.kind), [.invalidPNG])
+        XCTAssertTrue(report.problems[0].message.hasPrefix("4: not a PNG"), report.problems[0].message)
+    }
+
+    func testUnlistedFilesAreUnexpectedButDotFilesAndBookkeepingAreNot() throws {
+        try PNGEncoder.solid(width: 2, height: 2, red: 1, green: 2, blue: 3)
+            .write(to: fixture.layout.images.appendingPathComponent("9999.png"))
+        // A failed item's file left behind is not listed either.
+        try Data("x".utf8).write(to: fixture.image(5))
+        let report = try BundleVerifier().verify(fixture.root)
+        XCTAssertEqual(
+            report.problems.map(\.message), ["unexpected file images/5.png", "unexpected file images/9999.png"])
+        XCTAssertEqual(report.unexpectedFiles, 2)
+        XCTAssertEqual(report.badItems, 0)
+        XCTAssertEqual(report.verified, 17)
+    }
+
+    func testDirectoryWithoutManifestAndUnreadableTarballAreBundleErrors() throws {
+        try FileManager.default.removeItem(at: fixture.layout.manifest)
+        XCTAssertThrowsError(try BundleVerifier().verify(fixture.root)) {
+            XCTAssertEqual(($0 as? BundleError)?.kind, "no-manifest")
+        }
+        try Data("this is no tarball".utf8).write(to: tarball)
+        XCTAssertThrowsError(try BundleVerifier().verify(tarball)) {
+            XCTAssertEqual(($0 as? BundleError)?.kind, "unreadable-tarball")
+        }
+    }
+
+    func testTruncatedTarballIsUnreadable() throws {
+        try BundlePacker().pack(fixture.root, to: tarball)
+        let data = try Data(contentsOf: tarball)
+        try data.prefix(data.count / 2).write(to: tarball)
+        XCTAssertThrowsError(try BundleVerifier().verify(tarball)) {
+            XCTAssertEqual(($0 as? BundleError)?.kind, "unreadable-tarball", "\($0)")
+        }
+    }
+
+    func testBrokenManifestNamesWhereItIsBroken() throws {
+        try Data("{\"version\": 1}".utf8).write(to: fixture.layout.manifest)
+        XCTAssertThrowsError(try BundleVerifier().verify(fixture.root)) {
+            let description = "\($0)"
+            XCTAssertTrue(description.contains("not a valid manifest.json"), description)
+            XCTAssertFalse(description.contains("\n"), description)
+        }
+    }
+
+    func testJSONReportRoundTripsAndCarriesOK() throws {
+        try FileManager.default.removeItem(at: fixture.image(18))
+        let report = try BundleVerifier().verify(fixture.root)
+        let data = try JSONEncoder().encode(report)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
+        XCTAssertEqual(object["ok"] as? Bool, false)
+        XCTAssertEqual(try JSONDecoder().decode(VerificationReport.self, from: data), report)
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import XCTest
+@testable import ArchiverCore
+
+/// A small bundle on disk, made the way `archiver run` makes one: PNGs under `images/`, a
+/// manifest built from a catalog and outcomes, and bookkeeping under `.archiver/`.
+struct BundleFixture {
+    let root: URL
+    var layout: BundleLayout { BundleLayout(root: root) }
+
+    /// Creates a bundle in a fresh temporary directory: ids `1...count` in albums of 5,
+    /// `failed` and `pending` ids without files, the rest done.
+    static func make(
+        count: Int = 20, failed: Set<Int> = [], pending: Set<Int> = [], title: (Int) -> String = { "photo \($0)" }
+    ) throws -> BundleFixture {
+        let root = try temporaryDirectory()
+        let layout = BundleLayout(root: root)
+        try FileManager.default.createDirectory(at: layout.images, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: layout.state, withIntermediateDirectories: true)
+        let records = (1...count).map { id in
+            CatalogRecord(
+                albumId: (id - 1) / 5 + 1, id: id, title: title(id),
+                url: "https://via.placeholder.com/600/\(id)", thumbnailUrl: "https://via.placeholder.com/150/\(id)")
+        }
+        let catalog = try Catalog(source: "fixture.json", data: JSONEncoder().encode(records))
+        var outcomes: [Int: ItemRecord] = [:]
+        for record in records where !pending.contains(record.id) {
+            if failed.contains(record.id) {
+                let error = ItemError.httpStatus(404, url: record.url)
+                outcomes[record.id] = ItemRecord(
+                    id: record.id, url: record.url, source: record.url, status: .failed, attempts: 1,
+                    error: RecordedError(error))
+                continue
+            }
+            let png = PNGEncoder.solid(
+                width: 4 + record.id % 3, height: 4, red: UInt8(record.id & 0xff), green: UInt8(record.id >> 8), blue: 7)
+            try png.write(to: layout.images.appendingPathComponent("\(record.id).png"))
+            outcomes[record.id] = ItemRecord(
+                id: record.id, url: record.url, source: record.url, status: .done, bytes: Int64(png.count),
+                sha256: SHA256.hex(png), width: 4 + record.id % 3, height: 4, attempts: 1)
+        }
+        let manifest = Manifest(catalog: catalog, field: .url, mirrors: MirrorMap(), outcomes: outcomes)
+        try manifest.write(to: layout.manifest)
+        try Data("{\"id\":1}\n".utf8).write(to: layout.journal)
+        try Data("{}".utf8).write(to: layout.options)
+        try Data("debris".utf8).write(to: layout.images.appendingPathComponent(".partial-3-123"))
+        return BundleFixture(root: root)
+    }
+
+    func manifest() throws -> Manifest {
+        try Manifest.read(from: layout.manifest)
+    }
+
+    func image(_ id: Int) -> URL {
+        layout.images.appendingPathComponent("\(id).png")
+    }
+
+    /// Flips every bit of one byte in the middle of a file.
+    func flipByte(of id: Int) throws {
+        var data = try Data(contentsOf: image(id))
+        data[data.count / 2] ^= 0xff
+        try data.write(to: image(id))
+    }
+
+    static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("archiver-bundle-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(at: root)
+    }
+}
+
+/// The output of one run of the built `archiver` binary.
+struct ArchiverRun {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+
+    /// Runs `archiver` (built next to the test bundle) with `arguments` and `environment` added.
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> ArchiverRun {
+        let binary = Bundle.main.bundleURL.appendingPathComponent("archiver")
+        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+            throw XCTSkip("no archiver binary at \(binary.path); run 'swift build' first")
+        }
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return ArchiverRun(
+            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self))
+    }
+}
