@@ -33,6 +33,8 @@ final class ArchiverTests: XCTestCase {
         }
         XCTAssertEqual(server.total, 41)
         XCTAssertEqual(Fixtures.imageNames(in: out).count, 41)
+        let gallery = try String(contentsOf: out.appendingPathComponent("index.html"), encoding: .utf8)
+        XCTAssertEqual(gallery.components(separatedBy: "<img").count - 1, 41)
     }
 
     func testDuplicateURLsAreFetchedOnceAndEveryRecordGetsItsFile() throws {

@@ -43,6 +43,7 @@ public struct BundlePacker: Sendable {
     }
 
     /// Writes the tarball of `directory` to `output` through a temporary file and a rename.
+    @discardableResult
     public func pack(_ directory: URL, to output: URL) throws(BundleError) -> Result {
         let paths = try entries(of: directory)
         let temporary = output.deletingLastPathComponent().appendingPathComponent(

@@ -26,7 +26,7 @@ public struct RunSummary: Sendable {
 ///             ─▶ OperationQueue (≤ concurrency FetchOperations, fed with back-pressure)
 ///                  FetchOperation: fetch (retries) ─▶ validate (libpng) ─▶ store (temp, rename)
 ///                                  ─▶ journal (append) ─▶ ledger
-///             ─▶ manifest.json, compacted journal
+///             ─▶ manifest.json, index.html, compacted journal
 public final class Archiver: Sendable {
     private struct Feed {
         var next = 0
@@ -127,6 +127,7 @@ public final class Archiver: Sendable {
         let manifest = Manifest(catalog: catalog, field: config.field, mirrors: config.mirrors, outcomes: outcomes)
         do {
             try manifest.write(to: layout.manifest)
+            try Gallery.write(for: manifest, in: layout)
             if !interrupted {
                 let current = manifest.items.compactMap { outcomes[$0.id] }
                 try Journal.compact(path: layout.journal.path, records: current)
