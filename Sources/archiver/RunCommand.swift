@@ -7,6 +7,7 @@ enum RunCommand {
     struct Options {
         var configuration = RunConfiguration()
         var quiet = false
+        var json = false
     }
 
     static func parse(_ arguments: [String]) throws -> Options {
@@ -35,6 +36,7 @@ enum RunCommand {
             case "--durable": config.durable = true
             case "--prune": config.prune = true
             case "--quiet", "-q": options.quiet = true
+            case "--json": options.json = true
             default: throw unknownOption(name, command: "run")
             }
         }
@@ -66,7 +68,7 @@ enum RunCommand {
         }
         let archiver = Archiver(configuration: config, fetcher: fetcher, log: { printError($0) })
         let interruption = Interruption { archiver.cancel() }
-        let progress = options.quiet ? nil : ProgressPrinter(archiver: archiver)
+        let progress = options.quiet ? nil : ProgressPrinter(style: .standardError()) { archiver.progress }
         let summary: RunSummary
         do {
             summary = try archiver.run(catalog: catalog)
@@ -78,11 +80,15 @@ enum RunCommand {
         if !options.quiet || summary.failed > 0 || summary.interrupted {
             printError(ProgressLine.closing(summary))
         }
+        var status: Int32 = summary.failed > 0 ? 1 : 0
         if let signal = interruption.received {
             printError("interrupted: \(summary.pending) items not fetched yet; run the same command again to resume")
-            return 128 + signal
+            status = 128 + signal
         }
-        return summary.failed > 0 ? 1 : 0
+        if options.json {
+            FileHandle.standardOutput.write(RunReport(summary: summary, exitStatus: status).json())
+        }
+        return status
     }
 }
 

@@ -24,6 +24,7 @@ let usage = """
       --durable              fsync every file and directory before recording it
       --prune                delete files of records no longer in the catalog
       --quiet                no progress on stderr
+      --json                 print a machine-readable summary on stdout
 
     pack: a reproducible gzip tarball of manifest.json, index.html and images/ (not .archiver/),
           entries sorted, owner root, mtime SOURCE_DATE_EPOCH or 0; prints its sha256

@@ -1,0 +1,61 @@
+import Dispatch
+import Foundation
+
+/// Prints a run's progress while it goes on. On a terminal: one live line redrawn at most 10
+/// times a second, coloured unless `NO_COLOR` is set. Elsewhere (CI logs): a plain line every
+/// 5 seconds.
+public final class ProgressPrinter: @unchecked Sendable {  // the timer is only resumed and cancelled, both thread-safe
+    /// Where and how progress is shown.
+    public struct Style: Sendable {
+        public var terminal: Bool
+        public var colour: Bool
+        public var interval: Double
+
+        /// The style for standard error in this environment.
+        public static func standardError(environment: [String: String] = ProcessInfo.processInfo.environment) -> Style {
+            let terminal = isatty(STDERR_FILENO) == 1
+            return Style(terminal: terminal, colour: terminal && environment["NO_COLOR"] == nil, interval: terminal ? 0.1 : 5)
+        }
+
+        public init(terminal: Bool, colour: Bool, interval: Double) {
+            self.terminal = terminal
+            self.colour = colour
+            self.interval = interval
+        }
+    }
+
+    private let timer: any DispatchSourceTimer
+    private let queue = DispatchQueue(label: "archiver.progress")
+    private let style: Style
+    private let write: @Sendable (String) -> Void
+
+    /// Starts printing `progress()` every `style.interval` seconds through `write`.
+    public init(
+        style: Style, progress: @escaping @Sendable () -> Progress,
+        write: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }
+    ) {
+        self.style = style
+        self.write = write
+        let started = DispatchTime.now()
+        timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + style.interval, repeating: style.interval)
+        timer.setEventHandler {
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+            if style.terminal {
+                write("\r\u{1B}[2K" + ProgressLine.live(progress(), seconds: seconds, colour: style.colour))
+            } else {
+                write(ProgressLine.plain(progress(), seconds: seconds) + "\n")
+            }
+        }
+        timer.resume()
+    }
+
+    /// Stops printing and clears the live line. Runs on the timer's queue, so no update can
+    /// come after it.
+    public func stop() {
+        queue.sync {
+            timer.cancel()
+            if style.terminal { write("\r\u{1B}[2K") }
+        }
+    }
+}

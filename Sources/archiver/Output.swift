@@ -1,0 +1,15 @@
+import Foundation
+
+func writeError(_ text: String) {
+    FileHandle.standardError.write(Data(text.utf8))
+}
+
+func printError(_ line: String) {
+    writeError(line + "\n")
+}
+
+/// Prints `archiver: <message>` and returns the usage/catalog exit status.
+func fail(_ message: String) -> Int32 {
+    printError("archiver: \(message)")
+    return 2
+}
