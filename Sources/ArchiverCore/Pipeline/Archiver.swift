@@ -104,7 +104,7 @@ public final class Archiver: Sendable {
 
         let journal: Journal
         do {
-            journal = try Journal(path: layout.journal.path, durable: config.durable)
+            journal = try Journal(path: layout.journal.path, durable: config.durable, beforeCommit: store.syncDirectory)
             try journal.append(plan.rejected)
         } catch {
             throw .io(error.description)

@@ -1,0 +1,72 @@
+import Foundation
+import XCTest
+@testable import ArchiverCore
+
+/// The durability seam: what `--durable` syncs, and what a failing disk does to an item.
+final class DurabilityTests: XCTestCase {
+    /// The real file system, recording syncs and failing writes whose path contains `failing`.
+    final class RecordingFileSystem: FileSystem {
+        let real = POSIXFileSystem()
+        let failing: String?
+        let log = Locked<(syncedFiles: Int, unsyncedFiles: Int, directorySyncs: Int)>((0, 0, 0))
+
+        init(failing: String? = nil) {
+            self.failing = failing
+        }
+
+        func writeNew(_ data: Data, to path: String, sync: Bool) throws(ItemError) {
+            if let failing, path.contains(failing) { throw .io("cannot write \(path): No space left on device") }
+            log.withLock { sync ? ($0.syncedFiles += 1) : ($0.unsyncedFiles += 1) }
+            try real.writeNew(data, to: path, sync: sync)
+        }
+
+        func rename(_ from: String, to: String) throws(ItemError) { try real.rename(from, to: to) }
+
+        func syncDirectory(_ path: String) throws(ItemError) {
+            log.withLock { $0.directorySyncs += 1 }
+            try real.syncDirectory(path)
+        }
+
+        func remove(_ path: String) { real.remove(path) }
+    }
+
+    private func run(_ config: RunConfiguration, _ fileSystem: RecordingFileSystem, _ records: [CatalogRecord]) throws -> RunSummary {
+        let archiver = Archiver(configuration: config, fetcher: Fixtures.fetcher(for: config), fileSystem: fileSystem)
+        return try archiver.run(catalog: Fixtures.catalog(records))
+    }
+
+    func testDurableRunsFsyncEveryFileAndBatchDirectorySyncs() throws {
+        let server = try Fixtures.placeholderServer()
+        let out = Fixtures.temporaryDirectory(self)
+        var config = Fixtures.configuration(out: out, server: server, concurrency: 8)
+        config.durable = true
+        let fileSystem = RecordingFileSystem()
+        let summary = try run(config, fileSystem, Fixtures.records(60))
+        XCTAssertEqual(summary.done, 60)
+        let log = fileSystem.log.withLock { $0 }
+        XCTAssertEqual(log.syncedFiles, 60)
+        XCTAssertEqual(log.unsyncedFiles, 0)
+        XCTAssertGreaterThanOrEqual(log.directorySyncs, 1, "the directory is synced before its files are journaled")
+        XCTAssertLessThanOrEqual(log.directorySyncs, 60, "at most one directory sync per journal commit")
+        XCTAssertEqual(Journal.replay(path: BundleLayout(root: out).journal.path).count, 60)
+    }
+
+    func testPlainRunsNeverFsync() throws {
+        let server = try Fixtures.placeholderServer()
+        let fileSystem = RecordingFileSystem()
+        _ = try run(Fixtures.configuration(out: Fixtures.temporaryDirectory(self), server: server), fileSystem, Fixtures.records(5))
+        XCTAssertEqual(fileSystem.log.withLock { $0.syncedFiles + $0.directorySyncs }, 0)
+    }
+
+    func testAFullDiskFailsTheItemAsIOAndLeavesNoFile() throws {
+        let server = try Fixtures.placeholderServer()
+        let out = Fixtures.temporaryDirectory(self)
+        let fileSystem = RecordingFileSystem(failing: ".partial-2-")
+        let summary = try run(Fixtures.configuration(out: out, server: server), fileSystem, Fixtures.records(3))
+        XCTAssertEqual(summary.done, 2)
+        XCTAssertEqual(summary.failuresByKind, ["io": 1])
+        let item = try XCTUnwrap(Fixtures.manifest(in: out).items.first { $0.id == 2 })
+        XCTAssertTrue(item.error?.message.contains("No space left on device") == true)
+        XCTAssertEqual(Fixtures.imageNames(in: out), ["1.png", "3.png"])
+    }
+}
