@@ -2,7 +2,6 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
 import XCTest
 @testable import ArchiverCore
 
@@ -72,7 +71,7 @@ final class PlaceholderImagesTests: XCTestCase {
     }
 
     func testRepeatedRequestsEncodeOnceAndAreByteIdentical() {
-        let calls = Mutex(0)
+        let calls = Locked(0)
         let counted = PlaceholderImages { size, red, green, blue in
             calls.withLock { $0 += 1 }
             return Self.fakePNG(size, red, green, blue)

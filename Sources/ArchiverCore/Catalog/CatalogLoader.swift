@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// Reads a catalog from a file path or fetches it from an http(s) URL (2xx only).
 public enum CatalogLoader {
@@ -9,7 +8,7 @@ public enum CatalogLoader {
         let lowered = source.lowercased()
         if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
             guard let url = URL(string: source) else { throw .unreadable(source: source, reason: "not a valid URL") }
-            let result = Mutex<FetchOutcome?>(nil)
+            let result = Locked<FetchOutcome?>(nil)
             let finished = DispatchSemaphore(value: 0)
             _ = fetcher.fetch(url) { outcome in
                 result.withLock { $0 = outcome }

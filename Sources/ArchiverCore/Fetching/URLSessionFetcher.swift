@@ -2,7 +2,6 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
 
 /// The default fetcher: one URLSession for the process, a session delegate that streams each body
 /// under a size cap, counts redirects, and a timer per attempt that the archiver enforces itself
@@ -68,7 +67,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     }
 
     let limits: FetchLimits
-    private let states = Mutex<[Int: TaskState]>([:])
+    private let states = Locked<[Int: TaskState]>([:])
 
     init(limits: FetchLimits) {
         self.limits = limits

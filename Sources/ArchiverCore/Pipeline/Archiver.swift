@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// The result of one `run`.
 public struct RunSummary: Sendable {
@@ -42,8 +41,8 @@ public final class Archiver: Sendable {
     private let backoff: Backoff
     private let log: @Sendable (String) -> Void
     private let queue: OperationQueue
-    private let feed = Mutex(Feed())
-    private let ledger = Mutex<Ledger?>(nil)
+    private let feed = Locked(Feed())
+    private let ledger = Locked<Ledger?>(nil)
     private let done = DispatchSemaphore(value: 0)
 
     public init(

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// What every fetch operation shares: the stages after the download, and where outcomes go.
 struct PipelineStages: Sendable {
@@ -30,7 +29,7 @@ final class FetchOperation: Operation, @unchecked Sendable {
 
     let job: FetchJob
     private let stages: PipelineStages
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(job: FetchJob, stages: PipelineStages) {
         self.job = job

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A snapshot of a run's progress.
 public struct Progress: Sendable, Equatable {
@@ -19,12 +18,12 @@ final class Ledger: Sendable {
         var progress = Progress()
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(kept: [Int: ItemRecord], total: Int) {
         var initial = State(outcomes: kept)
         initial.progress.total = total
-        state = Mutex(initial)
+        state = Locked(initial)
     }
 
     func record(_ records: [ItemRecord], bytes: Int64) {
