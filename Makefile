@@ -28,6 +28,12 @@ test: deps
 	$(SWIFT) build
 	$(SWIFT) test --disable-swift-testing
 
+# Times archiver against curl, wget2 and aria2c over a loopback nginx (installs them if missing);
+# prints a Markdown table and writes it to bench/results.md. BENCH_ROUNDS=3, BENCH_SCALE=0 skips
+# the 100,000-record run.
+bench: build
+	scripts/bench.sh "$$($(SWIFT) build -c release --show-bin-path)/archiver"
+
 install: build
 	install -D -m 755 "$$($(SWIFT) build -c release --show-bin-path)/archiver" $(DESTDIR)$(PREFIX)/bin/archiver
 

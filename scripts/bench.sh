@@ -1,0 +1,246 @@
+#!/usr/bin/env bash
+# Benchmark: archiver against curl, wget2 and aria2c, each fetching the 5000-record sample
+# catalog into keyed files from a local nginx, 8 requests in flight. Prints a Markdown table
+# and writes it to bench/results.md. Exits non-zero if any run failed to produce its files.
+#
+#   scripts/bench.sh [path/to/archiver]      (make bench builds and passes the release binary)
+#   BENCH_ROUNDS=3    rounds of every 5000-record case (the table shows medians)
+#   BENCH_SCALE=1     0 skips the 100,000-record archiver run
+#   BENCH_KEEP=1      keep the work directory (logs, nginx access log, outputs) for a look
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+archiver=$(realpath "${1:-.build/release/archiver}")
+rounds=${BENCH_ROUNDS:-3}
+scale=${BENCH_SCALE:-1}
+catalog=samples/photos.json
+results=bench/results.md
+concurrency=8
+from=https://via.placeholder.com   # the catalog's image host, answered by nginx via --mirror
+
+[ -x "$archiver" ] || { echo "bench: no archiver binary at $archiver" >&2; exit 2; }
+
+# Debian packages, installed only when one is missing, the way the Makefile's deps target does.
+missing=()
+for p in nginx curl wget2 aria2 time python3; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    echo "bench: installing ${missing[*]}"
+    sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# Everything lives in one temp dir. nginx's workers run as 'nobody' when we are root, so the
+# tree they serve must be world-readable (mktemp -d makes it 0700).
+work=$(mktemp -d /tmp/archiver-bench.XXXXXX)
+chmod 755 "$work"
+mkdir -p "$work/root" "$work/logs" "$work/out"
+nginx_pid="" serve_pid=""
+cleanup() {
+    [ -z "$nginx_pid" ] || { kill "$nginx_pid" 2>/dev/null; wait "$nginx_pid" 2>/dev/null; }
+    [ -z "$serve_pid" ] || kill "$serve_pid" 2>/dev/null
+    if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "bench: kept $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# A free loopback port: bind port 0 and read back what the kernel chose (nginx binds it a moment
+# later; a clash is possible but rare, and nginx then fails to start, which we check).
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+base=http://127.0.0.1:$port
+
+# The URL list, built once from the catalog after the mirror rewrite, in each peer's own input
+# format, plus the 100,000-record catalog for the scaling case.
+python3 - "$catalog" "$work" "$from" "$base" "$scale" <<'PY'
+import json, sys
+catalog, work, src, dst, scale = sys.argv[1:]
+records = json.load(open(catalog))
+def mirrored(url):
+    return dst + url[len(src):] if url.startswith(src) else url
+with open(f"{work}/paths.txt", "w") as f:           # distinct paths, to make nginx's files
+    f.writelines(p + "\n" for p in sorted({mirrored(r["url"])[len(dst):] for r in records}))
+with open(f"{work}/curl.cfg", "w") as f:            # curl -K: url/output pairs
+    for r in records:
+        f.write(f'url = "{mirrored(r["url"])}"\noutput = "{r["id"]}.png"\n')
+with open(f"{work}/aria2.txt", "w") as f:           # aria2c -i: a URL line, then its options
+    for r in records:
+        f.write(f'{mirrored(r["url"])}\n  out={r["id"]}.png\n')
+# wget2 cannot name one output per URL from a list: it names files after the URL's last path
+# segment and fetches a repeated URL once, so the 4 repeated colours would leave 4996 files.
+# Appending ?id=<id> (nginx ignores query strings) makes every URL distinct and every file
+# name carry its record id: 92c952?id=1.
+with open(f"{work}/wget2.txt", "w") as f:
+    f.writelines(f'{mirrored(r["url"])}?id={r["id"]}\n' for r in records)
+if scale != "0":
+    # 100,000 records from the real 5000, each with its own URL (?n=<id>, ignored by nginx).
+    big = [dict(records[i % len(records)], id=i + 1,
+                url=records[i % len(records)]["url"] + f"?n={i + 1}") for i in range(100_000)]
+    json.dump(big, open(f"{work}/catalog-100k.json", "w"))
+PY
+
+# nginx serves files made once by the archiver's own placeholder server, so every tool gets the
+# same bytes from a server that is not the thing being measured.
+"$archiver" serve --port 0 >"$work/logs/serve.log" 2>&1 &
+serve_pid=$!
+for _ in $(seq 100); do grep -q '^serving' "$work/logs/serve.log" && break; sleep 0.05; done
+serve=$(grep -o 'http://[0-9.:]*' "$work/logs/serve.log" | head -n1)
+[ -n "$serve" ] || { echo "bench: archiver serve did not start" >&2; exit 1; }
+sed "s|.*|url = \"$serve&\"\noutput = \"$work/root&\"|" "$work/paths.txt" >"$work/images.cfg"
+curl --parallel --parallel-max 8 --no-progress-meter --fail --create-dirs -K "$work/images.cfg"
+kill "$serve_pid"; serve_pid=""
+distinct=$(wc -l <"$work/paths.txt")
+made=$(find "$work/root" -type f | wc -l)
+[ "$made" = "$distinct" ] || { echo "bench: made $made of $distinct images" >&2; exit 1; }
+chmod -R a+rX "$work/root"   # curl --create-dirs makes 0750 directories; nginx's workers are 'nobody'
+
+cat >"$work/nginx.conf" <<EOF
+# One worker: the machine has 2 cores and the client under test needs the other.
+worker_processes 1;
+daemon off;
+pid $work/nginx.pid;
+error_log $work/logs/nginx-error.log warn;
+events { worker_connections 1024; }
+http {
+    # Every request is a line here: the way to count what each run asked for. The connection
+    # serial number shows how many connections a run opened, i.e. whether keep-alive held.
+    log_format bench '\$connection \$connection_requests \$status "\$request" "\$http_user_agent"';
+    access_log $work/logs/access.log bench;
+    # The files have no extension (/600/92c952).
+    default_type image/png;
+    sendfile on;
+    # Let every client keep its connections for a whole run.
+    keepalive_requests 100000;
+    keepalive_timeout 60s;
+    # Temp paths of our own, so nothing needs /var/lib/nginx.
+    client_body_temp_path $work/nginx-tmp/body;
+    proxy_temp_path $work/nginx-tmp/proxy;
+    fastcgi_temp_path $work/nginx-tmp/fastcgi;
+    uwsgi_temp_path $work/nginx-tmp/uwsgi;
+    scgi_temp_path $work/nginx-tmp/scgi;
+    server {
+        listen 127.0.0.1:$port;
+        root $work/root;
+        location / { try_files \$uri =404; }
+    }
+}
+EOF
+mkdir -p "$work/nginx-tmp"
+touch "$work/logs/access.log"
+nginx -p "$work" -c "$work/nginx.conf" -e "$work/logs/nginx-error.log" &
+nginx_pid=$!
+first=$(head -n1 "$work/paths.txt")
+for _ in $(seq 100); do curl -sf -o /dev/null "$base$first" && break; sleep 0.05; done
+curl -sf -o /dev/null "$base$first" || { echo "bench: nginx did not start" >&2; tail -n5 "$work/logs/nginx-error.log" >&2; exit 1; }
+curl -sfI "$base$first" | grep -qi '^content-type: image/png' || { echo "bench: nginx does not say image/png" >&2; exit 1; }
+
+requests() { wc -l <"$work/logs/access.log"; }
+
+# measure CASE ROUND OUT WANT CMD...: runs CMD under /usr/bin/time and appends a line to runs.tsv:
+# case, round, wall s, user s, sys s, max RSS KiB, nginx requests, connections, output files,
+# exit status, ok. OUT is the directory whose non-empty files are counted; WANT is how many.
+measure() {
+    local case=$1 round=$2 out=$3 want=$4; shift 4
+    local before after reqs conns files status=0 ok=yes wall user sys rss
+    before=$(requests)
+    /usr/bin/time -f '%e %U %S %M' -o "$work/time.txt" "$@" >"$work/logs/$case.$round.log" 2>&1 || status=$?
+    sleep 0.2   # nginx logs a request just after sending it: let the last lines land
+    after=$(requests)
+    reqs=$((after - before))
+    conns=$(tail -n +"$((before + 1))" "$work/logs/access.log" | cut -d' ' -f1 | sort -u | wc -l)
+    # time(1) puts "Command exited with non-zero status N" above its line when the command fails.
+    read -r wall user sys rss < <(tail -n1 "$work/time.txt")
+    files=$(find "$out" -type f -size +0 | wc -l)
+    [ "$status" = 0 ] && [ "$files" = "$want" ] || ok=no
+    # A rerun over a complete bundle must not touch the network.
+    if [ "$case" = archiver-rerun ] && [ "$reqs" != 0 ]; then ok=no; fi
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$case" "$round" "$wall" "$user" "$sys" \
+        "$rss" "$reqs" "$conns" "$files" "$status" "$ok" >>"$work/runs.tsv"
+    printf 'bench: round %s %-16s %6.2f s  %6d requests on %4d connections  %6d files  exit %s  %s\n' \
+        "$round" "$case" "$wall" "$reqs" "$conns" "$files" "$status" \
+        "$([ $ok = yes ] && echo ok || echo FAILED)"
+}
+
+# fresh NAME: an empty output directory.
+fresh() { rm -rf "$work/out/$1"; mkdir -p "$work/out/$1"; echo "$work/out/$1"; }
+
+archive=("$archiver" run --catalog "$catalog" --concurrency "$concurrency" --mirror "$from=$base" --quiet)
+n=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))))' "$catalog")
+: >"$work/runs.tsv"
+
+for round in $(seq "$rounds"); do
+    # In turns, so background noise on this shared machine spreads over all the tools.
+    out=$(fresh archiver)
+    measure archiver "$round" "$out/images" "$n" "${archive[@]}" --out "$out"
+    out=$(fresh curl)
+    measure curl "$round" "$out" "$n" \
+        curl --parallel --parallel-max "$concurrency" --no-progress-meter --fail --output-dir "$out" -K "$work/curl.cfg"
+    out=$(fresh wget2)
+    measure wget2 "$round" "$out" "$n" \
+        wget2 --max-threads "$concurrency" -q -nd -P "$out" -i "$work/wget2.txt"
+    out=$(fresh aria2c)
+    measure aria2c "$round" "$out" "$n" \
+        aria2c -j "$concurrency" -x 1 -q -d "$out" -i "$work/aria2.txt"
+    out=$(fresh archiver-full)
+    measure archiver-full "$round" "$out/images" "$n" "${archive[@]}" --out "$out" --validate full
+    out=$(fresh archiver-durable)
+    measure archiver-durable "$round" "$out/images" "$n" "${archive[@]}" --out "$out" --durable
+    # Over the complete bundle of this round's first run: everything is there already.
+    measure archiver-rerun "$round" "$work/out/archiver/images" "$n" "${archive[@]}" --out "$work/out/archiver"
+done
+rm -rf "$work/out"/*
+
+if [ "$scale" != 0 ]; then
+    out=$(fresh scale)
+    archive[3]=$work/catalog-100k.json   # --catalog's value
+    measure archiver-100k 1 "$out/images" 100000 "${archive[@]}" --out "$out"
+    rm -rf "$out"
+fi
+
+# The report: a header line saying where the numbers come from, the table, the scaling ratios.
+mkdir -p bench
+{
+    printf '%s · nproc %s · %s · Linux %s · %s · %s · %s · %s · archiver %s\n\n' \
+        "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(nproc)" \
+        "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)" "$(uname -r)" \
+        "$(curl --version | head -n1 | cut -d' ' -f1-2)" \
+        "$(wget2 --version | head -n1 | awk '{print "wget2", $3}')" \
+        "$(aria2c --version | head -n1 | sed 's/ version / /')" \
+        "$(nginx -v 2>&1 | sed 's|.*nginx/|nginx |')" \
+        "$(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+    python3 - "$work/runs.tsv" "$n" <<'PY'
+import statistics, sys
+from collections import defaultdict
+path, n = sys.argv[1], int(sys.argv[2])
+runs = defaultdict(dict)   # case -> round -> fields
+for line in open(path):
+    case, rnd, wall, user, sys_, rss, reqs, conns, files, status, ok = line.rstrip("\n").split("\t")
+    runs[case][rnd] = dict(wall=float(wall), cpu=float(user) + float(sys_), rss=int(rss) / 1024,
+                           reqs=int(reqs), conns=int(conns), ok=ok == "yes")
+med = lambda case, key: statistics.median(r[key] for r in runs[case].values())
+print(f"{n} records, {len(runs['archiver'])} rounds (medians), 8 in flight, nginx on loopback\n")
+print("| case | runs ok | wall s | CPU s | peak RSS MiB | images/s | requests | connections | wall / archiver |")
+print("|---|---|---|---|---|---|---|---|---|")
+for case, by_round in runs.items():
+    count = 100_000 if case == "archiver-100k" else n
+    ratios = [r["wall"] / runs["archiver"][k]["wall"] for k, r in by_round.items()
+              if k in runs["archiver"] and case != "archiver-100k"]
+    ratio = f"{statistics.median(ratios):.2f}" if ratios else "–"
+    oks = sum(r["ok"] for r in by_round.values())
+    print(f"| {case} | {oks}/{len(by_round)} | {med(case, 'wall'):.2f} | {med(case, 'cpu'):.2f} | "
+          f"{med(case, 'rss'):.1f} | {count / max(med(case, 'wall'), 0.01):.0f} | "
+          f"{med(case, 'reqs'):.0f} | {med(case, 'conns'):.0f} | {ratio} |")
+print("\nimages/s for archiver-rerun is records checked per second (it fetches nothing).")
+if "archiver-100k" in runs:
+    big = runs["archiver-100k"]["1"]
+    print(f"Scaling: 100,000 records (20x) took {big['wall'] / med('archiver', 'wall'):.1f}x the "
+          f"wall time of the 5000 run and {big['rss'] / med('archiver', 'rss'):.2f}x its peak RSS.")
+PY
+} | tee "$results"
+
+# Non-zero if any run did not produce all its files (or exited non-zero, or a rerun fetched).
+if awk -F'\t' '$11 != "yes" { bad = 1 } END { exit !bad }' "$work/runs.tsv"; then
+    echo "bench: some runs FAILED (see above)" >&2
+    exit 1
+fi
