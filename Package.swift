@@ -12,12 +12,13 @@ let package = Package(
             name: "CPNG",
             linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("z")]
         ),
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
         .systemLibrary(
             name: "CLibCrypto",
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
-        .target(name: "ArchiverCore", dependencies: ["CPNG", "CLibCrypto"]),
+        .target(name: "ArchiverCore", dependencies: ["CPNG", "CLibCrypto", "CCurl"]),
         .executableTarget(name: "archiver", dependencies: ["ArchiverCore"]),
         .testTarget(name: "ArchiverCoreTests", dependencies: ["ArchiverCore"]),
     ]
