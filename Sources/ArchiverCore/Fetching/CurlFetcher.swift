@@ -7,8 +7,9 @@ import Foundation
 ///
 /// Completions run on that thread, so they must not block; `FetchOperation` hops to its own
 /// queue at once. The C side (`CCurl`) owns every `curl_easy_setopt`, the size cap and the
-/// header parsing; this type maps its results onto `FetchOutcome` with the meanings of
-/// `URLSessionFetcher`.
+/// header parsing; this type maps its results onto `FetchOutcome`: a non-2xx answer is
+/// `httpStatus` (with `Retry-After`), a body short of its `Content-Length` is `truncated`, a body
+/// over `maxBytes` is `tooLarge` (by `Content-Length` at once, else as soon as it streams past).
 public final class CurlFetcher: Fetching, @unchecked Sendable {
     // @unchecked: `client` is an immutable pointer to a C object whose functions lock themselves.
     private let client: OpaquePointer?
@@ -79,7 +80,7 @@ private final class PendingFetch: Sendable {
         self.completion = completion
     }
 
-    /// Maps how libcurl ended the transfer onto the meanings `URLSessionFetcher` gives.
+    /// Maps how libcurl ended the transfer onto a `FetchOutcome`; takes ownership of the body.
     func outcome(of result: ccurl_result) -> FetchOutcome {
         var body = Data()
         if let bytes = result.body {
