@@ -1,7 +1,7 @@
 # archiver: `make demo` and `make test` do all set-up on a fresh Debian machine.
 SWIFT ?= swift
 PREFIX ?= /usr/local
-APT_PACKAGES = pkg-config libpng-dev zlib1g-dev libssl-dev libarchive-dev
+APT_PACKAGES = pkg-config libpng-dev zlib1g-dev libssl-dev libarchive-dev libcurl4-openssl-dev
 
 .PHONY: all deps build demo test install bench clean
 

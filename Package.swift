@@ -12,6 +12,7 @@ let package = Package(
             name: "CPNG",
             linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("z")]
         ),
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
         .systemLibrary(
             name: "CLibCrypto",
             pkgConfig: "libcrypto",
@@ -22,7 +23,7 @@ let package = Package(
             pkgConfig: "libarchive",
             providers: [.apt(["libarchive-dev"])]
         ),
-        .target(name: "ArchiverCore", dependencies: ["CPNG", "CLibCrypto", "CLibArchive"]),
+        .target(name: "ArchiverCore", dependencies: ["CPNG", "CCurl", "CLibCrypto", "CLibArchive"]),
         .executableTarget(name: "archiver", dependencies: ["ArchiverCore"]),
         .testTarget(name: "ArchiverCoreTests", dependencies: ["ArchiverCore"]),
     ]

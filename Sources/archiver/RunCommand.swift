@@ -56,7 +56,7 @@ enum RunCommand {
             return fail("\(error)")
         }
         let config = options.configuration
-        let fetcher = URLSessionFetcher(
+        let fetcher = CurlFetcher(
             limits: FetchLimits(
                 concurrency: config.concurrency, timeout: config.timeout, maxBytes: config.maxBytes,
                 maxRedirects: config.maxRedirects))

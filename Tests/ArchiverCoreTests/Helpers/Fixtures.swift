@@ -75,10 +75,9 @@ enum Fixtures {
         return config
     }
 
-    private static let fetchers = Locked<[String: URLSessionFetcher]>([:])
+    private static let fetchers = Locked<[String: CurlFetcher]>([:])
 
-    /// One fetcher per set of limits for the whole test process: URLSessions are never torn down
-    /// (short-lived sessions have crashed on Linux; see platform.md).
+    /// One fetcher per set of limits for the whole test process, as the command has one.
     static func fetcher(for config: RunConfiguration) -> any Fetching {
         let limits = FetchLimits(
             concurrency: config.concurrency, timeout: config.timeout, maxBytes: config.maxBytes,
@@ -86,7 +85,7 @@ enum Fixtures {
         let key = "\(limits.concurrency)-\(limits.timeout)-\(limits.maxBytes)-\(limits.maxRedirects)"
         return fetchers.withLock { cache in
             if let fetcher = cache[key] { return fetcher }
-            let fetcher = URLSessionFetcher(limits: limits)
+            let fetcher = CurlFetcher(limits: limits)
             cache[key] = fetcher
             return fetcher
         }

@@ -1,0 +1,136 @@
+import CCurl
+import Dispatch
+import Foundation
+
+/// A fetcher on libcurl's multi interface: one thread drives every transfer over kept-alive
+/// connections, at most `limits.concurrency` of them, to one host and in all.
+///
+/// Completions run on that thread, so they must not block; `FetchOperation` hops to its own
+/// queue at once. The C side (`CCurl`) owns every `curl_easy_setopt`, the size cap and the
+/// header parsing; this type maps its results onto `FetchOutcome`: a non-2xx answer is
+/// `httpStatus` (with `Retry-After`), a body short of its `Content-Length` is `truncated`, a body
+/// over `maxBytes` is `tooLarge` (by `Content-Length` at once, else as soon as it streams past).
+public final class CurlFetcher: Fetching, @unchecked Sendable {
+    // @unchecked: `client` is an immutable pointer to a C object whose functions lock themselves.
+    private let client: OpaquePointer?
+    private let limits: FetchLimits
+    private let userAgent: String
+
+    /// Starts the transfer thread; it stops when the fetcher and every task from it are gone.
+    public init(limits: FetchLimits, userAgent: String = "archiver/\(ArchiverVersion.current)") {
+        self.limits = limits
+        self.userAgent = userAgent
+        client = ccurl_client_create(max(1, limits.concurrency), curlFetcherDidComplete)
+    }
+
+    deinit {
+        ccurl_client_destroy(client)
+    }
+
+    public func fetch(_ url: URL, completion: @escaping @Sendable (FetchOutcome) -> Void) -> any FetchTask {
+        let address = url.absoluteString
+        let pending = PendingFetch(url: address, limits: limits, completion: completion)
+        let context = Unmanaged.passRetained(pending).toOpaque()
+        var id: UInt64 = 0
+        if let client {
+            id = address.withCString { urlText in
+                userAgent.withCString { agent in
+                    var request = ccurl_request(
+                        url: urlText, user_agent: agent,
+                        timeout_ms: Int(max(1, (limits.timeout * 1000).rounded(.up))),
+                        max_bytes: limits.maxBytes, max_redirects: max(0, limits.maxRedirects))
+                    return ccurl_submit(client, &request, context)
+                }
+            }
+        }
+        if id == 0 {
+            Unmanaged<PendingFetch>.fromOpaque(context).release()
+            DispatchQueue.global().async {
+                completion(.failed(.network("libcurl could not start the transfer", url: address), retryAfter: nil))
+            }
+        }
+        return Handle(fetcher: self, id: id)
+    }
+
+    private func cancel(_ id: UInt64) {
+        guard let client, id != 0 else { return }
+        ccurl_cancel(client, id)
+    }
+
+    /// Keeps the fetcher, and so its C client, alive while a caller may still cancel.
+    private struct Handle: FetchTask {
+        let fetcher: CurlFetcher
+        let id: UInt64
+
+        func cancel() {
+            fetcher.cancel(id)
+        }
+    }
+}
+
+/// The Swift side of one transfer, passed through C as an `Unmanaged` context.
+private final class PendingFetch: Sendable {
+    let url: String
+    let limits: FetchLimits
+    let completion: @Sendable (FetchOutcome) -> Void
+
+    init(url: String, limits: FetchLimits, completion: @escaping @Sendable (FetchOutcome) -> Void) {
+        self.url = url
+        self.limits = limits
+        self.completion = completion
+    }
+
+    /// Maps how libcurl ended the transfer onto a `FetchOutcome`; takes ownership of the body.
+    func outcome(of result: ccurl_result) -> FetchOutcome {
+        var body = Data()
+        if let bytes = result.body {
+            if result.body_length > 0 {
+                body = Data(bytesNoCopy: bytes, count: result.body_length, deallocator: .free)
+            } else {
+                free(bytes)
+            }
+        }
+        let outcome = Int(result.outcome)
+        let status = result.status
+        let received = Int64(body.count)
+        let expected = result.content_length
+        // A 3xx seen while a transfer failed is a redirect on the way, not the answer.
+        let answered = status >= 200 && !((300..<400).contains(status) && outcome != CCURL_OK)
+        switch outcome {
+        case CCURL_CANCELLED:
+            return .cancelled
+        case CCURL_TIMEOUT:
+            return .failed(.timeout(seconds: Int(limits.timeout.rounded(.up)), url: url), retryAfter: nil)
+        case CCURL_TOO_MANY_REDIRECTS:
+            return .failed(.tooManyRedirects(url: url), retryAfter: nil)
+        default:
+            break
+        }
+        if answered, !(200..<300).contains(status) {
+            let retryAfter = result.retry_after.flatMap { parseRetryAfter(String(cString: $0)) }
+            return .failed(.httpStatus(status, url: url), retryAfter: retryAfter)
+        }
+        if outcome == CCURL_TOO_LARGE {
+            return .failed(.tooLarge(limit: limits.maxBytes, url: url), retryAfter: nil)
+        }
+        if answered, expected > 0, received < expected {
+            return .failed(.truncated(expected: expected, received: received, url: url), retryAfter: nil)
+        }
+        if outcome == CCURL_PARTIAL || (outcome == CCURL_RECEIVE_ERROR && received > 0) {
+            return .failed(.truncated(expected: expected, received: received, url: url), retryAfter: nil)
+        }
+        guard outcome == CCURL_OK else {
+            let message = result.error.map { String(cString: $0) } ?? ""
+            return .failed(.network(message.isEmpty ? "libcurl error \(result.curl_code)" : message, url: url), retryAfter: nil)
+        }
+        let finalURL = result.redirects > 0 ? result.effective_url.map { String(cString: $0) } ?? url : url
+        return .body(body, finalURL: finalURL)
+    }
+}
+
+/// The C completion: runs once per submitted transfer, on the client's thread.
+private func curlFetcherDidComplete(_ context: UnsafeMutableRawPointer?, _ result: UnsafePointer<ccurl_result>?) {
+    guard let context, let result else { return }
+    let pending = Unmanaged<PendingFetch>.fromOpaque(context).takeRetainedValue()
+    pending.completion(pending.outcome(of: result.pointee))
+}

@@ -1,0 +1,342 @@
+#include "ccurl.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* One request from submission to completion. */
+struct transfer {
+    uint64_t id;
+    CURL *easy;
+    void *context;
+    uint8_t *body;
+    size_t length, capacity;
+    int64_t max_bytes;
+    long status;
+    int64_t content_length;
+    int has_retry_after;
+    char retry_after[128];
+    int too_large;
+    char error[CURL_ERROR_SIZE];
+    struct transfer *prev, *next;
+};
+
+struct ccurl_client {
+    CURLM *multi;
+    pthread_t thread;
+    ccurl_completion completion;
+
+    /* Guarded by lock: what other threads hand to the loop. */
+    pthread_mutex_t lock;
+    uint64_t next_id;
+    struct transfer *queued_head, *queued_tail;
+    uint64_t *cancels;
+    size_t cancel_count, cancel_capacity;
+    int stopping, detached;
+
+    /* Owned by the loop thread: transfers added to the multi handle. */
+    struct transfer *active;
+};
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static CURLcode global_status = CURLE_FAILED_INIT;
+
+static void global_init(void) {
+    global_status = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* Matches a header line "Name: value\r\n" and returns the trimmed value, or NULL. */
+static const char *header_value(const char *line, size_t length, const char *name, size_t *value_length) {
+    size_t name_length = strlen(name);
+    if (length <= name_length || line[name_length] != ':' || strncasecmp(line, name, name_length) != 0) {
+        return NULL;
+    }
+    const char *start = line + name_length + 1, *end = line + length;
+    while (start < end && (*start == ' ' || *start == '\t')) start++;
+    while (end > start && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t')) end--;
+    *value_length = (size_t)(end - start);
+    return start;
+}
+
+static int reserve(struct transfer *t, size_t needed) {
+    if (needed <= t->capacity) return 1;
+    size_t capacity = t->capacity ? t->capacity * 2 : 16 * 1024;
+    if (capacity < needed) capacity = needed;
+    if (t->max_bytes > 0 && (int64_t)capacity > t->max_bytes) capacity = (size_t)t->max_bytes;
+    if (capacity < needed) capacity = needed;
+    uint8_t *grown = realloc(t->body, capacity);
+    if (!grown) return 0;
+    t->body = grown;
+    t->capacity = capacity;
+    return 1;
+}
+
+/* Every response (redirects too) starts with its status line: forget the previous one. */
+static size_t on_header(char *line, size_t size, size_t count, void *user) {
+    struct transfer *t = user;
+    size_t length = size * count, value_length;
+    const char *value;
+    if (length >= 5 && memcmp(line, "HTTP/", 5) == 0) {
+        const char *space = memchr(line, ' ', length);
+        t->status = space ? strtol(space + 1, NULL, 10) : 0;
+        t->content_length = -1;
+        t->has_retry_after = 0;
+        t->length = 0;
+    } else if ((value = header_value(line, length, "content-length", &value_length))) {
+        char digits[32];
+        if (value_length > 0 && value_length < sizeof digits) {
+            memcpy(digits, value, value_length);
+            digits[value_length] = 0;
+            char *end;
+            long long parsed = strtoll(digits, &end, 10);
+            if (*end == 0 && parsed >= 0) {
+                t->content_length = parsed;
+                if (t->status >= 200 && t->status < 300 && (t->max_bytes <= 0 || parsed <= t->max_bytes)) {
+                    reserve(t, (size_t)parsed);
+                }
+            }
+        }
+    } else if ((value = header_value(line, length, "retry-after", &value_length))) {
+        if (value_length >= sizeof t->retry_after) value_length = sizeof t->retry_after - 1;
+        memcpy(t->retry_after, value, value_length);
+        t->retry_after[value_length] = 0;
+        t->has_retry_after = 1;
+    }
+    return length;
+}
+
+/* Appends body bytes; returning less than given aborts the transfer (CURLE_WRITE_ERROR). */
+static size_t on_body(char *data, size_t size, size_t count, void *user) {
+    struct transfer *t = user;
+    size_t length = size * count;
+    if (t->max_bytes > 0 && (int64_t)(t->length + length) > t->max_bytes) {
+        t->too_large = 1;
+        return 0;
+    }
+    if (!reserve(t, t->length + length)) return 0;
+    memcpy(t->body + t->length, data, length);
+    t->length += length;
+    return length;
+}
+
+static int classify(const struct transfer *t, CURLcode code, int cancelled) {
+    if (cancelled) return CCURL_CANCELLED;
+    if (code == CURLE_OK) return CCURL_OK;
+    if (t->too_large || code == CURLE_FILESIZE_EXCEEDED) return CCURL_TOO_LARGE;
+    switch (code) {
+    case CURLE_OPERATION_TIMEDOUT: return CCURL_TIMEOUT;
+    case CURLE_TOO_MANY_REDIRECTS: return CCURL_TOO_MANY_REDIRECTS;
+    case CURLE_PARTIAL_FILE: return CCURL_PARTIAL;
+    case CURLE_RECV_ERROR: return CCURL_RECEIVE_ERROR;
+    default: return CCURL_OTHER;
+    }
+}
+
+static void free_transfer(struct transfer *t) {
+    if (t->easy) curl_easy_cleanup(t->easy);
+    free(t->body);
+    free(t);
+}
+
+/* Takes `t` off the multi handle, reports it, frees it. Loop thread only. */
+static void finish(ccurl_client *c, struct transfer *t, CURLcode code, int cancelled) {
+    curl_multi_remove_handle(c->multi, t->easy);
+    if (t->prev) t->prev->next = t->next; else c->active = t->next;
+    if (t->next) t->next->prev = t->prev;
+
+    ccurl_result result;
+    memset(&result, 0, sizeof result);
+    result.outcome = classify(t, code, cancelled);
+    result.curl_code = (int)code;
+    result.status = t->status;
+    if (result.status == 0) curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &result.status);
+    result.body = t->body;
+    result.body_length = t->length;
+    result.content_length = t->content_length;
+    result.retry_after = t->has_retry_after ? t->retry_after : NULL;
+    char *effective = NULL;
+    curl_easy_getinfo(t->easy, CURLINFO_EFFECTIVE_URL, &effective);
+    result.effective_url = effective;
+    curl_easy_getinfo(t->easy, CURLINFO_REDIRECT_COUNT, &result.redirects);
+    result.error = t->error[0] ? t->error : (code != CURLE_OK ? curl_easy_strerror(code) : "");
+    if (cancelled) result.error = "cancelled";
+
+    t->body = NULL;  /* now the completion's */
+    c->completion(t->context, &result);
+    free_transfer(t);
+}
+
+static void *run_loop(void *argument) {
+    ccurl_client *c = argument;
+    for (;;) {
+        pthread_mutex_lock(&c->lock);
+        struct transfer *incoming = c->queued_head;
+        c->queued_head = c->queued_tail = NULL;
+        uint64_t *cancels = c->cancels;
+        size_t cancel_count = c->cancel_count;
+        c->cancels = NULL;
+        c->cancel_count = c->cancel_capacity = 0;
+        int stopping = c->stopping;
+        pthread_mutex_unlock(&c->lock);
+
+        while (incoming) {
+            struct transfer *t = incoming;
+            incoming = t->next;
+            t->prev = NULL;
+            t->next = c->active;
+            if (c->active) c->active->prev = t;
+            c->active = t;
+            if (curl_multi_add_handle(c->multi, t->easy) != CURLM_OK) {
+                finish(c, t, CURLE_FAILED_INIT, 0);
+            }
+        }
+        for (size_t i = 0; i < cancel_count; i++) {
+            for (struct transfer *t = c->active; t; t = t->next) {
+                if (t->id == cancels[i]) {
+                    finish(c, t, CURLE_OK, 1);
+                    break;
+                }
+            }
+        }
+        free(cancels);
+        if (stopping) break;
+
+        int running = 0;
+        curl_multi_perform(c->multi, &running);
+        CURLMsg *message;
+        int left;
+        while ((message = curl_multi_info_read(c->multi, &left))) {
+            if (message->msg != CURLMSG_DONE) continue;
+            CURL *easy = message->easy_handle;
+            CURLcode code = message->data.result;
+            struct transfer *t = NULL;
+            curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&t);
+            if (t) finish(c, t, code, 0);
+        }
+        curl_multi_poll(c->multi, NULL, 0, 1000, NULL);
+    }
+
+    while (c->active) finish(c, c->active, CURLE_OK, 1);
+    curl_multi_cleanup(c->multi);
+    pthread_mutex_lock(&c->lock);
+    int detached = c->detached;
+    pthread_mutex_unlock(&c->lock);
+    if (detached) {
+        pthread_mutex_destroy(&c->lock);
+        free(c);
+    }
+    return NULL;
+}
+
+ccurl_client *ccurl_client_create(long max_connections, ccurl_completion completion) {
+    pthread_once(&global_once, global_init);
+    if (global_status != CURLE_OK || !completion) return NULL;
+    ccurl_client *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->completion = completion;
+    c->next_id = 1;
+    c->multi = curl_multi_init();
+    if (!c->multi) {
+        free(c);
+        return NULL;
+    }
+    if (max_connections < 1) max_connections = 1;
+    curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, max_connections);
+    curl_multi_setopt(c->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max_connections);
+    curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, max_connections);
+    curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
+    pthread_mutex_init(&c->lock, NULL);
+    if (pthread_create(&c->thread, NULL, run_loop, c) != 0) {
+        curl_multi_cleanup(c->multi);
+        pthread_mutex_destroy(&c->lock);
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void ccurl_client_destroy(ccurl_client *c) {
+    if (!c) return;
+    int self = pthread_equal(pthread_self(), c->thread);
+    pthread_mutex_lock(&c->lock);
+    c->stopping = 1;
+    c->detached = self;
+    curl_multi_wakeup(c->multi);
+    pthread_mutex_unlock(&c->lock);
+    if (self) {
+        pthread_detach(c->thread);  /* the loop frees the client when it returns */
+        return;
+    }
+    pthread_join(c->thread, NULL);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+uint64_t ccurl_submit(ccurl_client *c, const ccurl_request *request, void *context) {
+    struct transfer *t = calloc(1, sizeof *t);
+    if (!t) return 0;
+    t->easy = curl_easy_init();
+    if (!t->easy) {
+        free(t);
+        return 0;
+    }
+    t->context = context;
+    t->max_bytes = request->max_bytes;
+    t->content_length = -1;
+    CURL *e = t->easy;
+    int ok = curl_easy_setopt(e, CURLOPT_URL, request->url) == CURLE_OK
+        && curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") == CURLE_OK
+        && curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") == CURLE_OK;
+    if (!ok) {
+        free_transfer(t);
+        return 0;
+    }
+    if (request->user_agent) curl_easy_setopt(e, CURLOPT_USERAGENT, request->user_agent);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(e, CURLOPT_MAXREDIRS, request->max_redirects);
+    if (request->timeout_ms > 0) curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, request->timeout_ms);
+    if (request->max_bytes > 0) curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)request->max_bytes);
+    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, t);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, t);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, (void *)t);
+
+    pthread_mutex_lock(&c->lock);
+    if (c->stopping) {
+        pthread_mutex_unlock(&c->lock);
+        free_transfer(t);
+        return 0;
+    }
+    uint64_t id = t->id = c->next_id++;
+    if (c->queued_tail) c->queued_tail->next = t; else c->queued_head = t;
+    c->queued_tail = t;
+    curl_multi_wakeup(c->multi);
+    pthread_mutex_unlock(&c->lock);
+    return id;
+}
+
+void ccurl_cancel(ccurl_client *c, uint64_t id) {
+    pthread_mutex_lock(&c->lock);
+    if (!c->stopping) {
+        if (c->cancel_count == c->cancel_capacity) {
+            size_t capacity = c->cancel_capacity ? c->cancel_capacity * 2 : 16;
+            uint64_t *grown = realloc(c->cancels, capacity * sizeof *grown);
+            if (!grown) {
+                pthread_mutex_unlock(&c->lock);
+                return;
+            }
+            c->cancels = grown;
+            c->cancel_capacity = capacity;
+        }
+        c->cancels[c->cancel_count++] = id;
+        curl_multi_wakeup(c->multi);
+    }
+    pthread_mutex_unlock(&c->lock);
+}

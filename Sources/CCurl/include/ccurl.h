@@ -1,0 +1,87 @@
+#ifndef CCURL_H
+#define CCURL_H
+
+/*
+ * A small shim over libcurl's multi interface that Swift can call.
+ *
+ * curl_easy_setopt is variadic, so Swift cannot call it: every option is set here. One
+ * ccurl_client owns one multi handle and one thread that drives it (curl_multi_poll,
+ * curl_multi_perform, curl_multi_info_read). Requests and cancellations may come from any
+ * thread; they are queued under a lock and the thread is woken with curl_multi_wakeup.
+ * Every submitted request ends in exactly one call of the client's completion function,
+ * on the client's thread.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How a transfer ended, as the shim classifies it. */
+enum {
+    CCURL_OK = 0,                /* the last response arrived whole (any status) */
+    CCURL_CANCELLED = 1,         /* ccurl_cancel or ccurl_client_destroy ended it */
+    CCURL_TIMEOUT = 2,           /* CURLE_OPERATION_TIMEDOUT */
+    CCURL_TOO_LARGE = 3,         /* body over max_bytes: by Content-Length or while streaming */
+    CCURL_TOO_MANY_REDIRECTS = 4,/* CURLE_TOO_MANY_REDIRECTS */
+    CCURL_PARTIAL = 5,           /* CURLE_PARTIAL_FILE: connection closed before Content-Length */
+    CCURL_RECEIVE_ERROR = 6,     /* CURLE_RECV_ERROR: e.g. reset by the peer */
+    CCURL_OTHER = 7              /* anything else; see curl_code and error */
+};
+
+/* The end of one transfer, valid only during the completion call, except `body`. */
+typedef struct {
+    int outcome;              /* CCURL_* above */
+    int curl_code;            /* the CURLcode, 0 when none */
+    long status;              /* HTTP status of the last response seen, 0 when none */
+    uint8_t *body;            /* the last response's body; owned by the callee (free it); may be NULL */
+    size_t body_length;
+    int64_t content_length;   /* the last response's Content-Length, -1 when absent */
+    const char *retry_after;  /* the last response's Retry-After value, NULL when absent */
+    const char *effective_url;/* the URL of the last request, NULL when unknown */
+    long redirects;           /* redirects followed */
+    const char *error;        /* curl's message, "" when none */
+} ccurl_result;
+
+/* Called once per request with the context given to ccurl_submit. */
+typedef void (*ccurl_completion)(void *context, const ccurl_result *result);
+
+typedef struct ccurl_client ccurl_client;
+
+/* Options of one request. */
+typedef struct {
+    const char *url;
+    const char *user_agent;
+    long timeout_ms;          /* whole attempt, from submission; 0 means none */
+    int64_t max_bytes;        /* body cap; 0 means none */
+    long max_redirects;       /* redirects to follow; 0 follows none */
+} ccurl_request;
+
+/*
+ * Starts a client: a multi handle with at most `max_connections` connections to one host
+ * and in all, and its thread. Returns NULL when libcurl or the thread cannot be set up.
+ */
+ccurl_client *ccurl_client_create(long max_connections, ccurl_completion completion);
+
+/*
+ * Ends every transfer still queued or running (each completes as CCURL_CANCELLED), stops
+ * the thread and frees the client. May be called from the completion function itself.
+ */
+void ccurl_client_destroy(ccurl_client *client);
+
+/*
+ * Queues a request; returns its id (never 0), or 0 when it could not be set up, in which
+ * case the completion is never called for it.
+ */
+uint64_t ccurl_submit(ccurl_client *client, const ccurl_request *request, void *context);
+
+/* Ends request `id` as CCURL_CANCELLED if it has not completed yet; otherwise does nothing. */
+void ccurl_cancel(ccurl_client *client, uint64_t id);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

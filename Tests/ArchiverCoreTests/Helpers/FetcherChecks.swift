@@ -1,0 +1,218 @@
+import Foundation
+import XCTest
+@testable import ArchiverCore
+
+/// The behaviour every `Fetching` must show, against real loopback servers; each fetcher's test
+/// case calls these with a factory, so the fetchers are held to one contract.
+struct FetcherChecks {
+    let make: (FetchLimits) -> any Fetching
+
+    /// Fetches `url` and waits for the completion; returns it and the seconds it took.
+    static func outcome(
+        of fetcher: any Fetching, _ url: URL, wait: TimeInterval = 10, file: StaticString = #filePath, line: UInt = #line
+    ) -> (FetchOutcome?, TimeInterval) {
+        let result = Locked<FetchOutcome?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let started = Date()
+        _ = fetcher.fetch(url) { outcome in
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        let finished = done.wait(timeout: .now() + wait) == .success
+        XCTAssertTrue(finished, "no completion within \(wait) s for \(url)", file: file, line: line)
+        return (result.withLock { $0 }, Date().timeIntervalSince(started))
+    }
+
+    static func error(_ outcome: FetchOutcome?) -> (ItemError, Double?)? {
+        if case .failed(let error, let retryAfter)? = outcome { return (error, retryAfter) }
+        return nil
+    }
+
+    func bodyArrivesByteIdenticalWithUserAgent() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        var generator = SystemRandomNumberGenerator()
+        let served = Data((0..<300_000).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        server.route("/blob.png", .png(served))
+        let url = server.url("/blob.png?v=1")
+        let (outcome, _) = Self.outcome(of: make(FetchLimits()), url)
+        guard case .body(let data, let finalURL)? = outcome else { return XCTFail("expected a body, got \(String(describing: outcome))") }
+        XCTAssertEqual(data, served)
+        XCTAssertEqual(finalURL, url.absoluteString)
+        XCTAssertEqual(server.requests.first?.headers["user-agent"], "archiver/\(ArchiverVersion.current)")
+    }
+
+    func emptyBodyIsABody() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        server.route("/empty", .png(Data()))
+        let (outcome, _) = Self.outcome(of: make(FetchLimits()), server.url("/empty"))
+        guard case .body(let data, _)? = outcome else { return XCTFail("expected a body, got \(String(describing: outcome))") }
+        XCTAssertTrue(data.isEmpty)
+    }
+
+    func notFoundIsHTTPStatus() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let url = server.url("/missing.png")
+        let failure = Self.error(Self.outcome(of: make(FetchLimits()), url).0)
+        XCTAssertEqual(failure?.0, .httpStatus(404, url: url.absoluteString))
+        XCTAssertNil(failure?.1 ?? nil)
+    }
+
+    func unavailableCarriesRetryAfter() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        server.route("/busy", HTTPResponse(status: 503, headers: [("Retry-After", "7")], body: .data(Data("later".utf8))))
+        let url = server.url("/busy")
+        let failure = Self.error(Self.outcome(of: make(FetchLimits()), url).0)
+        XCTAssertEqual(failure?.0, .httpStatus(503, url: url.absoluteString))
+        XCTAssertEqual(failure?.1 ?? nil, 7)
+    }
+
+    func shortBodyIsTruncated() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        server.route("/short", HTTPResponse(status: 200, body: .truncated(Data(count: 1000), declaredLength: 5000)))
+        let url = server.url("/short")
+        let failure = Self.error(Self.outcome(of: make(FetchLimits()), url).0)
+        XCTAssertEqual(failure?.0, .truncated(expected: 5000, received: 1000, url: url.absoluteString))
+    }
+
+    /// Returns the error, so callers can state how their fetcher names a reset.
+    func resetMidBodyFails() throws -> ItemError? {
+        let server = try TestServer()
+        defer { server.stop() }
+        server.route("/reset", HTTPResponse(status: 200, body: .reset(Data(count: 200_000))))
+        let failure = Self.error(Self.outcome(of: make(FetchLimits()), server.url("/reset")).0)
+        XCTAssertNotNil(failure, "a reset body must not pass as a body")
+        XCTAssertTrue(failure?.0.isRetriable ?? false)
+        return failure?.0
+    }
+
+    func hugeDeclaredBodyIsTooLargeAtOnce() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        server.route("/huge", HTTPResponse(status: 200, body: .stream(chunk: Data(repeating: 7, count: 4096), totalLength: 200 << 20)))
+        let url = server.url("/huge")
+        let (outcome, seconds) = Self.outcome(of: make(FetchLimits(maxBytes: 1 << 20)), url)
+        XCTAssertEqual(Self.error(outcome)?.0, .tooLarge(limit: 1 << 20, url: url.absoluteString))
+        XCTAssertLessThan(seconds, 2)
+    }
+
+    func contentLengthOverCapIsTooLarge() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        server.route("/big", .png(Data(count: 2 << 20)))
+        let url = server.url("/big")
+        let (outcome, _) = Self.outcome(of: make(FetchLimits(maxBytes: 1 << 20)), url)
+        XCTAssertEqual(Self.error(outcome)?.0, .tooLarge(limit: 1 << 20, url: url.absoluteString))
+    }
+
+    func bodyAtExactlyTheCapIsABody() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        server.route("/fits", .png(Data(repeating: 1, count: 1 << 20)))
+        let (outcome, _) = Self.outcome(of: make(FetchLimits(maxBytes: 1 << 20)), server.url("/fits"))
+        guard case .body(let data, _)? = outcome else { return XCTFail("expected a body, got \(String(describing: outcome))") }
+        XCTAssertEqual(data.count, 1 << 20)
+    }
+
+    /// Returns how many body bytes the server got to send, so callers can state whether their
+    /// fetcher stops reading at the cap or only stops keeping what it reads.
+    func unsizedBodyOverCapIsTooLarge() throws -> Int64 {
+        let server = try UnsizedBodyServer(total: 200 << 20)
+        let url = server.url("/endless.png")
+        let (outcome, seconds) = Self.outcome(of: make(FetchLimits(maxBytes: 1 << 20)), url)
+        XCTAssertEqual(Self.error(outcome)?.0, .tooLarge(limit: 1 << 20, url: url.absoluteString))
+        XCTAssertLessThan(seconds, 3)
+        server.stop()
+        return server.bytesSent
+    }
+
+    func unsizedBodyUnderCapIsABody() throws {
+        let server = try UnsizedBodyServer(total: 100_000)
+        defer { server.stop() }
+        let (outcome, _) = Self.outcome(of: make(FetchLimits(maxBytes: 1 << 20)), server.url("/small.png"))
+        guard case .body(let data, _)? = outcome else { return XCTFail("expected a body, got \(String(describing: outcome))") }
+        XCTAssertEqual(data, Data(repeating: 0x2A, count: 100_000))
+    }
+
+    func redirectIsFollowedToFinalURL() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let served = Data("the new place".utf8)
+        server.route("/old", .redirect(to: server.url("/new").absoluteString))
+        server.route("/new", .png(served))
+        let (outcome, _) = Self.outcome(of: make(FetchLimits()), server.url("/old"))
+        guard case .body(let data, let finalURL)? = outcome else { return XCTFail("expected a body, got \(String(describing: outcome))") }
+        XCTAssertEqual(data, served)
+        XCTAssertEqual(finalURL, server.url("/new").absoluteString)
+    }
+
+    func redirectLoopIsTooManyRedirects() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        server.route("/loop", .redirect(to: "/loop"))
+        let url = server.url("/loop")
+        let (outcome, _) = Self.outcome(of: make(FetchLimits(maxRedirects: 3)), url)
+        XCTAssertEqual(Self.error(outcome)?.0, .tooManyRedirects(url: url.absoluteString))
+        XCTAssertEqual(server.count("/loop"), 4, "the first request and three redirects")
+    }
+
+    func hangIsTimeout() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        server.route("/hang", HTTPResponse(status: 200, body: .hang))
+        let url = server.url("/hang")
+        let (outcome, seconds) = Self.outcome(of: make(FetchLimits(timeout: 1)), url)
+        XCTAssertEqual(Self.error(outcome)?.0, .timeout(seconds: 1, url: url.absoluteString))
+        XCTAssertGreaterThan(seconds, 0.9)
+        XCTAssertLessThan(seconds, 3)
+    }
+
+    func cancelEndsInCancelled() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        server.route("/hang", HTTPResponse(status: 200, body: .hang))
+        let fetcher = make(FetchLimits())
+        let result = Locked<[FetchOutcome]>([])
+        let done = DispatchSemaphore(value: 0)
+        server.holdRequests()
+        let task = fetcher.fetch(server.url("/hang")) { outcome in
+            result.withLock { $0.append(outcome) }
+            done.signal()
+        }
+        XCTAssertTrue(server.waitUntilInFlight(1))
+        task.cancel()
+        XCTAssertEqual(done.wait(timeout: .now() + 2), .success)
+        task.cancel()
+        Thread.sleep(forTimeInterval: 0.2)
+        let outcomes = result.withLock { $0 }
+        XCTAssertEqual(outcomes.count, 1, "the completion runs exactly once")
+        guard case .cancelled? = outcomes.first else { return XCTFail("expected .cancelled, got \(outcomes)") }
+    }
+
+    func concurrencyLimitHoldsAtTheServer() throws {
+        let server = try TestServer { .png(Data($0.path.utf8)) }
+        defer { server.stop() }
+        let fetcher = make(FetchLimits(concurrency: 4))
+        server.holdRequests()
+        let bodies = Locked<[String]>([])
+        let done = DispatchGroup()
+        for index in 0..<10 {
+            done.enter()
+            _ = fetcher.fetch(server.url("/item/\(index)")) { outcome in
+                if case .body(let data, _) = outcome { bodies.withLock { $0.append(String(decoding: data, as: UTF8.self)) } }
+                done.leave()
+            }
+        }
+        XCTAssertTrue(server.waitUntilInFlight(4))
+        XCTAssertFalse(server.waitUntilInFlight(5, timeout: 0.5), "a fifth request got past the limit")
+        XCTAssertEqual(server.inFlight, 4)
+        server.release()
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(Set(bodies.withLock { $0 }), Set((0..<10).map { "/item/\($0)" }))
+        XCTAssertEqual(server.maxInFlight, 4)
+    }
+}
