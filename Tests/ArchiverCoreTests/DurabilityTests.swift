@@ -4,7 +4,7 @@ import XCTest
 
 /// The durability seam: what `--durable` syncs, and what a failing disk does to an item.
 final class DurabilityTests: XCTestCase {
-    /// The real file system, recording syncs and failing writes whose path contains `failing`.
+    /// The real file system, recording syncs and failing the write of the file named `failing`.
     final class RecordingFileSystem: FileSystem {
         let real = POSIXFileSystem()
         let failing: String?
@@ -14,13 +14,11 @@ final class DurabilityTests: XCTestCase {
             self.failing = failing
         }
 
-        func writeNew(_ data: Data, to path: String, sync: Bool) throws(ItemError) {
-            if let failing, path.contains(failing) { throw .io("cannot write \(path): No space left on device") }
+        func writeAtomically(_ data: Data, directory: String, name: String, sync: Bool) throws(ItemError) {
+            if let failing, name == failing { throw .io("cannot write \(directory)/\(name): No space left on device") }
             log.withLock { sync ? ($0.syncedFiles += 1) : ($0.unsyncedFiles += 1) }
-            try real.writeNew(data, to: path, sync: sync)
+            try real.writeAtomically(data, directory: directory, name: name, sync: sync)
         }
-
-        func rename(_ from: String, to: String) throws(ItemError) { try real.rename(from, to: to) }
 
         func syncDirectory(_ path: String) throws(ItemError) {
             log.withLock { $0.directorySyncs += 1 }
@@ -61,7 +59,7 @@ final class DurabilityTests: XCTestCase {
     func testAFullDiskFailsTheItemAsIOAndLeavesNoFile() throws {
         let server = try Fixtures.placeholderServer()
         let out = Fixtures.temporaryDirectory(self)
-        let fileSystem = RecordingFileSystem(failing: ".partial-2-")
+        let fileSystem = RecordingFileSystem(failing: "2.png")
         let summary = try run(Fixtures.configuration(out: out, server: server), fileSystem, Fixtures.records(3))
         XCTAssertEqual(summary.done, 2)
         XCTAssertEqual(summary.failuresByKind, ["io": 1])

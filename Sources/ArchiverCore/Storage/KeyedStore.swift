@@ -1,15 +1,12 @@
 import Foundation
 
-/// Writes images under `DIR/images/` by key, atomically: a temporary file in the same
-/// directory, then a rename, so a reader never sees half a file under a final name.
+/// Writes images under `DIR/images/` by key, atomically (see `FileSystem`), so a reader never
+/// sees half a file under a final name.
 public struct KeyedStore: Sendable {
     /// The `images/` directory.
     public let directory: URL
     let fileSystem: any FileSystem
     let durable: Bool
-
-    /// Prefix of temporary files; anything starting with it is debris from an interrupted write.
-    static let temporaryPrefix = ".partial-"
 
     public init(directory: URL, fileSystem: any FileSystem = POSIXFileSystem(), durable: Bool = false) {
         self.directory = directory
@@ -27,9 +24,10 @@ public struct KeyedStore: Sendable {
         "images/\(fileName(for: id))"
     }
 
-    /// The absolute path of a record's final file.
+    /// The absolute path of a record's final file (built as a string: `URL.appendingPathComponent`
+    /// stats the file system to decide whether the result is a directory).
     public func path(for id: Int) -> String {
-        directory.appendingPathComponent(Self.fileName(for: id)).path
+        directory.path + "/" + Self.fileName(for: id)
     }
 
     /// Creates the directory and removes temporary files left by an interrupted run.
@@ -43,26 +41,16 @@ public struct KeyedStore: Sendable {
         }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         var removed = 0
-        for name in names where name.hasPrefix(Self.temporaryPrefix) {
+        for name in names where name.hasPrefix(POSIXFileSystem.temporaryPrefix) {
             fileSystem.remove(directory.appendingPathComponent(name).path)
             removed += 1
         }
         return removed
     }
 
-    /// Writes `data` as the file for `id`: temporary file, optional fsync, rename.
+    /// Writes `data` as the file for `id`, atomically; with `durable`, fsynced before it is named.
     public func write(_ data: Data, id: Int) throws(ItemError) {
-        let final = path(for: id)
-        let temporary = directory.appendingPathComponent(
-            "\(Self.temporaryPrefix)\(id)-\(UInt32.random(in: 0...UInt32.max))"
-        ).path
-        try fileSystem.writeNew(data, to: temporary, sync: durable)
-        do {
-            try fileSystem.rename(temporary, to: final)
-        } catch {
-            fileSystem.remove(temporary)
-            throw error
-        }
+        try fileSystem.writeAtomically(data, directory: directory.path, name: Self.fileName(for: id), sync: durable)
     }
 
     /// Flushes the directory entries so renamed files survive power loss (`--durable`).
