@@ -3,7 +3,7 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 APT_PACKAGES = pkg-config libpng-dev zlib1g-dev libssl-dev libarchive-dev libcurl4-openssl-dev
 
-.PHONY: all deps build demo test install bench clean
+.PHONY: all deps build demo test install bench acceptance clean
 
 all: build
 
@@ -33,6 +33,10 @@ test: deps
 # the 100,000-record run.
 bench: build
 	scripts/bench.sh "$$($(SWIFT) build -c release --show-bin-path)/archiver"
+
+# The issues' acceptance checks against the real catalog on a loopback nginx (about 30 s).
+acceptance: build
+	scripts/acceptance.sh "$$($(SWIFT) build -c release --show-bin-path)/archiver"
 
 install: build
 	install -D -m 755 "$$($(SWIFT) build -c release --show-bin-path)/archiver" $(DESTDIR)$(PREFIX)/bin/archiver

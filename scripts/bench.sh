@@ -9,6 +9,7 @@
 #   BENCH_KEEP=1      keep the work directory (logs, nginx access log, outputs) for a look
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/catalog-nginx.sh
 
 archiver=$(realpath "${1:-.build/release/archiver}")
 rounds=${BENCH_ROUNDS:-3}
@@ -46,9 +47,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# A free loopback port: bind port 0 and read back what the kernel chose (nginx binds it a moment
-# later; a clash is possible but rare, and nginx then fails to start, which we check).
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 base=http://127.0.0.1:$port
 
 # The URL list, built once from the catalog after the mirror rewrite, in each peer's own input
@@ -59,8 +58,6 @@ catalog, work, src, dst, scale = sys.argv[1:]
 records = json.load(open(catalog))
 def mirrored(url):
     return dst + url[len(src):] if url.startswith(src) else url
-with open(f"{work}/paths.txt", "w") as f:           # distinct paths, to make nginx's files
-    f.writelines(p + "\n" for p in sorted({mirrored(r["url"])[len(dst):] for r in records}))
 with open(f"{work}/curl.cfg", "w") as f:            # curl -K: url/output pairs
     for r in records:
         f.write(f'url = "{mirrored(r["url"])}"\noutput = "{r["id"]}.png"\n')
@@ -80,60 +77,7 @@ if scale != "0":
     json.dump(big, open(f"{work}/catalog-100k.json", "w"))
 PY
 
-# nginx serves files made once by the archiver's own placeholder server, so every tool gets the
-# same bytes from a server that is not the thing being measured.
-"$archiver" serve --port 0 >"$work/logs/serve.log" 2>&1 &
-serve_pid=$!
-for _ in $(seq 100); do grep -q '^serving' "$work/logs/serve.log" && break; sleep 0.05; done
-serve=$(grep -o 'http://[0-9.:]*' "$work/logs/serve.log" | head -n1)
-[ -n "$serve" ] || { echo "bench: archiver serve did not start" >&2; exit 1; }
-sed "s|.*|url = \"$serve&\"\noutput = \"$work/root&\"|" "$work/paths.txt" >"$work/images.cfg"
-curl --parallel --parallel-max 8 --no-progress-meter --fail --create-dirs -K "$work/images.cfg"
-kill "$serve_pid"; serve_pid=""
-distinct=$(wc -l <"$work/paths.txt")
-made=$(find "$work/root" -type f | wc -l)
-[ "$made" = "$distinct" ] || { echo "bench: made $made of $distinct images" >&2; exit 1; }
-chmod -R a+rX "$work/root"   # curl --create-dirs makes 0750 directories; nginx's workers are 'nobody'
-
-cat >"$work/nginx.conf" <<EOF
-# One worker: the machine has 2 cores and the client under test needs the other.
-worker_processes 1;
-daemon off;
-pid $work/nginx.pid;
-error_log $work/logs/nginx-error.log warn;
-events { worker_connections 1024; }
-http {
-    # Every request is a line here: the way to count what each run asked for. The connection
-    # serial number shows how many connections a run opened, i.e. whether keep-alive held.
-    log_format bench '\$connection \$connection_requests \$status "\$request" "\$http_user_agent"';
-    access_log $work/logs/access.log bench;
-    # The files have no extension (/600/92c952).
-    default_type image/png;
-    sendfile on;
-    # Let every client keep its connections for a whole run.
-    keepalive_requests 100000;
-    keepalive_timeout 60s;
-    # Temp paths of our own, so nothing needs /var/lib/nginx.
-    client_body_temp_path $work/nginx-tmp/body;
-    proxy_temp_path $work/nginx-tmp/proxy;
-    fastcgi_temp_path $work/nginx-tmp/fastcgi;
-    uwsgi_temp_path $work/nginx-tmp/uwsgi;
-    scgi_temp_path $work/nginx-tmp/scgi;
-    server {
-        listen 127.0.0.1:$port;
-        root $work/root;
-        location / { try_files \$uri =404; }
-    }
-}
-EOF
-mkdir -p "$work/nginx-tmp"
-touch "$work/logs/access.log"
-nginx -p "$work" -c "$work/nginx.conf" -e "$work/logs/nginx-error.log" &
-nginx_pid=$!
-first=$(head -n1 "$work/paths.txt")
-for _ in $(seq 100); do curl -sf -o /dev/null "$base$first" && break; sleep 0.05; done
-curl -sf -o /dev/null "$base$first" || { echo "bench: nginx did not start" >&2; tail -n5 "$work/logs/nginx-error.log" >&2; exit 1; }
-curl -sfI "$base$first" | grep -qi '^content-type: image/png' || { echo "bench: nginx does not say image/png" >&2; exit 1; }
+start_catalog_nginx "$archiver" "$catalog" "$work" "$port" "$from"
 
 requests() { wc -l <"$work/logs/access.log"; }
 
