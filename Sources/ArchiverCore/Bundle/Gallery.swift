@@ -79,8 +79,8 @@ public enum Gallery {
 
     /// A link for http(s) URLs; anything else (e.g. `javascript:`) is shown as plain text.
     private static func link(_ url: String) -> String {
-        let lower = url.lowercased()
-        guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else { return escape(url) }
+        let scheme = url.prefix(8).lowercased()
+        guard scheme.hasPrefix("http://") || scheme.hasPrefix("https://") else { return escape(url) }
         return "<a href=\"\(escape(url))\" rel=\"noreferrer\">\(escape(url))</a>"
     }
 
@@ -94,6 +94,10 @@ public enum Gallery {
 
     /// `text` with `& < > " '` replaced by entities, safe in element content and quoted attributes.
     public static func escape(_ text: String) -> String {
+        // Most titles and URLs need nothing escaped; checking bytes first keeps the page cheap.
+        guard text.utf8.contains(where: { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x22 || $0 == 0x27 }) else {
+            return text
+        }
         var out = ""
         out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
         for scalar in text.unicodeScalars {

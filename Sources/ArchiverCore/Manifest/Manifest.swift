@@ -54,13 +54,9 @@ public struct Manifest: Sendable, Codable, Equatable {
         }
     }
 
-    /// The manifest's canonical bytes.
-    public func encoded() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        var data = try encoder.encode(self)
-        data.append(0x0a)
-        return data
+    /// The manifest's canonical bytes (see `ManifestEncoding`).
+    public func encoded() -> Data {
+        Data(ManifestEncoding.encode(self))
     }
 
     /// Writes the manifest atomically.

@@ -54,13 +54,16 @@ enum Fixtures {
     @discardableResult
     static func writeCatalog(_ records: [CatalogRecord], to url: URL) throws -> String {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .withoutEscapingSlashes]
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         try encoder.encode(records).write(to: url)
         return url.path
     }
 
+    /// The records as a parsed catalog; the same records always give the same bytes (and sha256).
     static func catalog(_ records: [CatalogRecord], source: String = "test.json") throws -> Catalog {
-        try Catalog(source: source, data: JSONEncoder().encode(records))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return try Catalog(source: source, data: encoder.encode(records))
     }
 
     /// A run configuration writing into `out` and mirroring the catalog host to `server`.
