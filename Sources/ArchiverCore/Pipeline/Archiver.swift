@@ -23,8 +23,8 @@ public struct RunSummary: Sendable {
 ///
 ///     catalog ─▶ plan (replay journal, skip done, group by fetch URL, --mirror)
 ///             ─▶ OperationQueue (≤ concurrency FetchOperations, fed with back-pressure)
-///                  FetchOperation: fetch (retries) ─▶ validate (libpng) ─▶ store (temp, rename)
-///                                  ─▶ journal (append) ─▶ ledger
+///                  FetchOperation: fetch (retries) ─▶ validate (libpng), hash   [work queue]
+///                                  ─▶ store (tmpfile, link) ─▶ journal ─▶ ledger [writer queue]
 ///             ─▶ manifest.json, index.html, compacted journal
 public final class Archiver: Sendable {
     private struct Feed {
@@ -115,7 +115,8 @@ public final class Archiver: Sendable {
             fetcher: fetcher, validator: validator, store: store, journal: journal, ledger: ledger,
             backoff: backoff, retries: config.retries, maxRetryAfter: config.maxRetryAfter,
             rateLimiter: config.rate.map { RateLimiter(rate: $0) },
-            work: DispatchQueue(label: "archiver.work", attributes: .concurrent))
+            work: DispatchQueue(label: "archiver.work", attributes: .concurrent),
+            writer: DispatchQueue(label: "archiver.writer"))
 
         feedQueue(plan.jobs, stages: stages)
         done.wait()
@@ -137,22 +138,22 @@ public final class Archiver: Sendable {
         return summarize(manifest, progress: ledger.progress, started: started, interrupted: interrupted)
     }
 
+    /// Keeps at most 4 x concurrency jobs between queued and stored, so bodies waiting to be
+    /// written and operations waiting to start do not grow with the catalog.
     private func feedQueue(_ jobs: [FetchJob], stages: PipelineStages) {
         let window = configuration.concurrency * 4
         let batch: [FetchOperation] = feed.withLock { feed in
             var batch: [FetchOperation] = []
             while !feed.cancelled, feed.next < jobs.count, feed.outstanding < window {
-                batch.append(FetchOperation(job: jobs[feed.next], stages: stages))
+                let operation = FetchOperation(job: jobs[feed.next], stages: stages) { [self] in
+                    self.feed.withLock { $0.outstanding -= 1 }
+                    feedQueue(jobs, stages: stages)
+                }
+                batch.append(operation)
                 feed.next += 1
                 feed.outstanding += 1
             }
             return batch
-        }
-        for operation in batch {
-            operation.completionBlock = { [self] in
-                feed.withLock { $0.outstanding -= 1 }
-                feedQueue(jobs, stages: stages)
-            }
         }
         queue.addOperations(batch, waitUntilFinished: false)
         let exhausted = feed.withLock { $0.next >= jobs.count }

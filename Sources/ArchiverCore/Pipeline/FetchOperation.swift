@@ -12,28 +12,38 @@ struct PipelineStages: Sendable {
     let retries: Int
     let maxRetryAfter: Double
     let rateLimiter: RateLimiter?
+    /// Concurrent: validation and hashing, and timers between attempts.
     let work: DispatchQueue
+    /// Serial: file writes and journal appends. Creating files in one directory from many threads
+    /// only contends on the directory's lock; one writer is faster, as curl's single thread is.
+    let writer: DispatchQueue
 }
 
 /// One job on the queue: fetch a URL (retrying what may succeed), validate the body, write a file
-/// for every record that shares the URL, journal them. Asynchronous: it holds a queue slot, never a
-/// thread, while its request is in flight or it waits to retry.
+/// for every record that shares the URL, journal them.
+///
+/// Asynchronous: it holds a queue slot, never a thread, while its request is in flight or it waits
+/// to retry, and it gives the slot back as soon as the request is over, so the next request starts
+/// while this body is validated and stored. `onJobDone` runs once when everything is recorded.
 final class FetchOperation: Operation, @unchecked Sendable {
     private struct State {
         var executing = false
         var finished = false
         var finishing = false
+        var jobDone = false
         var task: (any FetchTask)?
         var waitingToRetry = false  // between attempts: a backoff or a rate-limit wait
     }
 
     let job: FetchJob
     private let stages: PipelineStages
+    private let onJobDone: @Sendable () -> Void
     private let state = Locked(State())
 
-    init(job: FetchJob, stages: PipelineStages) {
+    init(job: FetchJob, stages: PipelineStages, onJobDone: @escaping @Sendable () -> Void) {
         self.job = job
         self.stages = stages
+        self.onJobDone = onJobDone
     }
 
     override var isAsynchronous: Bool { true }
@@ -41,10 +51,7 @@ final class FetchOperation: Operation, @unchecked Sendable {
     override var isFinished: Bool { state.withLock { $0.finished } }
 
     override func start() {
-        if isCancelled {
-            finish()
-            return
-        }
+        if isCancelled { return end() }
         willChangeValue(forKey: "isExecuting")
         state.withLock { $0.executing = true }
         didChangeValue(forKey: "isExecuting")
@@ -55,24 +62,24 @@ final class FetchOperation: Operation, @unchecked Sendable {
         super.cancel()
         let (task, waiting) = state.withLock { ($0.task, $0.waitingToRetry) }
         task?.cancel()
-        if waiting { finish() }
+        if waiting { end() }
     }
 
     private func attempt(_ number: Int) {
-        guard !isCancelled else { return finish() }
+        guard !isCancelled else { return end() }
         if let wait = stages.rateLimiter?.reserve(), wait > 0 {
             return schedule(after: wait) { [self] in send(number) }
         }
         send(number)
     }
 
-    /// Runs `next` after `delay` seconds without holding a thread; a cancel meanwhile finishes instead.
+    /// Runs `next` after `delay` seconds without holding a thread; a cancel meanwhile ends the job.
     private func schedule(after delay: Double, _ next: @escaping @Sendable () -> Void) {
         state.withLock {
             $0.task = nil
             $0.waitingToRetry = true
         }
-        if isCancelled { return finish() }
+        if isCancelled { return end() }
         stages.work.asyncAfter(deadline: .now() + delay) { [self] in
             guard state.withLock({ !$0.finishing }) else { return }
             next()
@@ -80,7 +87,7 @@ final class FetchOperation: Operation, @unchecked Sendable {
     }
 
     private func send(_ number: Int) {
-        guard !isCancelled else { return finish() }
+        guard !isCancelled else { return end() }
         stages.ledger.countRequest()
         let task = stages.fetcher.fetch(job.source) { [self] outcome in
             stages.work.async { self.handle(outcome, attempt: number) }
@@ -95,32 +102,33 @@ final class FetchOperation: Operation, @unchecked Sendable {
     private func handle(_ outcome: FetchOutcome, attempt number: Int) {
         switch outcome {
         case .cancelled:
+            end()
+        case .body(let data, _):
             finish()
-        case .body(let data, let finalURL):
-            store(data, attempts: number, finalURL: finalURL)
-            finish()
+            let checked = Result { () throws(ItemError) in try stages.validator.validate(data) }
+                .map { (info: $0, sha256: SHA256.hex(data)) }
+            stages.writer.async { [self] in
+                switch checked {
+                case .success(let facts): store(data, info: facts.info, sha256: facts.sha256, attempts: number)
+                case .failure(let error): fail(error, attempts: number)
+                }
+                jobDone()
+            }
         case .failed(let error, let retryAfter):
             guard error.isRetriable, number <= stages.retries, !isCancelled else {
-                fail(error, attempts: number)
-                return finish()
+                return end(failing: error, attempts: number)
             }
             if let retryAfter, retryAfter > stages.maxRetryAfter {
-                fail(error, attempts: number, note: "Retry-After \(Int(retryAfter)) s is beyond the \(Int(stages.maxRetryAfter)) s cap")
-                return finish()
+                let note = "Retry-After \(Int(retryAfter)) s is beyond the \(Int(stages.maxRetryAfter)) s cap"
+                return end(failing: error, attempts: number, note: note)
             }
             let delay = stages.backoff.delay(afterAttempt: number, retryAfter: retryAfter)
             schedule(after: delay) { [self] in attempt(number + 1) }
         }
     }
 
-    private func store(_ data: Data, attempts: Int, finalURL: String) {
-        let info: ImageInfo
-        do {
-            info = try stages.validator.validate(data)
-        } catch {
-            return fail(error, attempts: attempts)
-        }
-        let sha256 = SHA256.hex(data)
+    /// Writes the file of every record sharing the URL, then journals them (on the writer queue).
+    private func store(_ data: Data, info: ImageInfo, sha256: String, attempts: Int) {
         var records: [ItemRecord] = []
         var written: Int64 = 0
         for target in job.targets {
@@ -139,6 +147,7 @@ final class FetchOperation: Operation, @unchecked Sendable {
         journal(records, bytes: written)
     }
 
+    /// Records every record sharing the URL as failed and removes any file an earlier run left.
     private func fail(_ error: ItemError, attempts: Int, note: String? = nil) {
         var records = job.targets.map { failure(error, target: $0, attempts: attempts) }
         if let note {
@@ -170,6 +179,25 @@ final class FetchOperation: Operation, @unchecked Sendable {
         stages.ledger.record(records, bytes: bytes)
     }
 
+    /// Ends the job without a body: gives the slot back and records the failure, if any.
+    private func end(failing error: ItemError? = nil, attempts: Int = 0, note: String? = nil) {
+        finish()
+        guard let error else { return jobDone() }
+        stages.writer.async { [self] in
+            fail(error, attempts: attempts, note: note)
+            jobDone()
+        }
+    }
+
+    private func jobDone() {
+        let first: Bool = state.withLock { state in
+            defer { state.jobDone = true }
+            return !state.jobDone
+        }
+        if first { onJobDone() }
+    }
+
+    /// Gives the queue slot back (the operation is finished; the job may still be storing).
     private func finish() {
         let first: Bool = state.withLock { state in
             defer { state.finishing = true }
