@@ -106,10 +106,11 @@ measure() {
         "$([ $ok = yes ] && echo ok || echo FAILED)"
 }
 
-# fresh NAME: an empty output directory.
-# Deleting 5000 files leaves ext4 journal work that would land on whichever run comes next:
-# sync it away before the clock starts.
-fresh() { rm -rf "$work/out/$1"; mkdir -p "$work/out/$1"; sync; echo "$work/out/$1"; }
+# fresh NAME: a new, empty output directory for one run. Nothing is deleted until the bench
+# ends: ext4 then skips inodes freed in the last 30 s when it allocates new ones, so deleting
+# 5000 files before a run makes that run's file creation several times slower, and which tool
+# pays depends on the order. Every run writes into a never-used directory instead.
+fresh() { local dir; dir=$(mktemp -d "$work/out/$1.XXXXXX"); sync; echo "$dir"; }
 
 archive=("$archiver" run --catalog "$catalog" --concurrency "$concurrency" --mirror "$from=$base" --quiet)
 n=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))))' "$catalog")
@@ -118,6 +119,7 @@ n=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))))' "$ca
 for round in $(seq "$rounds"); do
     # In turns, so background noise on this shared machine spreads over all the tools.
     out=$(fresh archiver)
+    complete=$out
     measure archiver "$round" "$out/images" "$n" "${archive[@]}" --out "$out"
     out=$(fresh curl)
     measure curl "$round" "$out" "$n" \
@@ -133,9 +135,8 @@ for round in $(seq "$rounds"); do
     out=$(fresh archiver-durable)
     measure archiver-durable "$round" "$out/images" "$n" "${archive[@]}" --out "$out" --durable
     # Over the complete bundle of this round's first run: everything is there already.
-    measure archiver-rerun "$round" "$work/out/archiver/images" "$n" "${archive[@]}" --out "$work/out/archiver"
+    measure archiver-rerun "$round" "$complete/images" "$n" "${archive[@]}" --out "$complete"
 done
-rm -rf "$work/out"/*
 
 if [ "$scale" != 0 ]; then
     out=$(fresh scale)
