@@ -8,21 +8,37 @@ public enum Gallery {
     /// The largest side of a thumbnail on the page, in CSS pixels.
     public static let thumbnailSide = 75
 
-    /// Writes `index.html` for `manifest` into the bundle atomically (temporary file, rename).
+    /// Writes `index.html` for `manifest` into the bundle atomically, streaming it to disk.
     public static func write(for manifest: Manifest, in layout: BundleLayout) throws(ItemError) {
-        do {
-            try Data(html(for: manifest).utf8).write(to: layout.gallery, options: .atomic)
-        } catch {
-            throw .io("cannot write \(layout.gallery.path): \(error.localizedDescription)")
-        }
+        let writer = try AtomicFileWriter(path: layout.gallery.path)
+        render(manifest) { writer.append($0) }
+        try writer.commit()
     }
 
     /// The page for `manifest`.
     public static func html(for manifest: Manifest) -> String {
-        let albums = Dictionary(grouping: manifest.items, by: \.albumId).sorted { $0.key < $1.key }
-        let counts = Dictionary(grouping: manifest.items, by: \.status).mapValues(\.count)
+        var page = ""
+        render(manifest) { page += $0 }
+        return page
+    }
+
+    /// Hands the page to `emit` a piece at a time (a row per call).
+    static func render(_ manifest: Manifest, emit: (String) -> Void) {
+        // Indices grouped by album, in id order: the items themselves are not copied.
+        let byAlbum = manifest.items.indices.sorted {
+            (manifest.items[$0].albumId, manifest.items[$0].id) < (manifest.items[$1].albumId, manifest.items[$1].id)
+        }
+        var counts: [ItemRecord.Status: Int] = [:]
+        for item in manifest.items { counts[item.status, default: 0] += 1 }
+        var albums: [(album: Int, indices: ArraySlice<Int>)] = []
+        var start = byAlbum.startIndex
+        while start < byAlbum.endIndex {
+            let album = manifest.items[byAlbum[start]].albumId
+            let end = byAlbum[start...].firstIndex { manifest.items[$0].albumId != album } ?? byAlbum.endIndex
+            albums.append((album, byAlbum[start..<end]))
+            start = end
+        }
         var out = ""
-        out.reserveCapacity(manifest.items.count * 400 + 4096)
         out += """
             <!DOCTYPE html>
             <html lang="en">
@@ -44,16 +60,18 @@ public enum Gallery {
             out += " <a href=\"#album-\(album)\">\(album)</a>"
         }
         out += "</nav>\n</header>\n<main>\n"
-        for (album, items) in albums {
-            out += "<section id=\"album-\(album)\">\n<h2>Album \(album) <small>(\(items.count) items)</small></h2>\n"
+        for (album, indices) in albums {
+            out += "<section id=\"album-\(album)\">\n<h2>Album \(album) <small>(\(indices.count) items)</small></h2>\n"
             out += "<table>\n"
-            for item in items.sorted(by: { $0.id < $1.id }) {
-                row(for: item, into: &out)
+            for index in indices {
+                row(for: manifest.items[index], into: &out)
+                emit(out)
+                out = ""
             }
             out += "</table>\n</section>\n"
         }
         out += "</main>\n</body>\n</html>\n"
-        return out
+        emit(out)
     }
 
     private static func row(for item: Manifest.Item, into out: inout String) {

@@ -118,11 +118,10 @@ public final class Journal: Sendable {
 
     /// Replaces a journal with just `records` (one line each), atomically.
     public static func compact(path: String, records: [ItemRecord]) throws(ItemError) {
-        let text = records.sorted { $0.id < $1.id }.filter { $0.status != .pending }.map(JournalLine.encode).joined()
-        do {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
-        } catch {
-            throw .io("cannot compact journal \(path): \(error.localizedDescription)")
+        let writer = try AtomicFileWriter(path: path)
+        for record in records.sorted(by: { $0.id < $1.id }) where record.status != .pending {
+            writer.append(JournalLine.encode(record))
         }
+        try writer.commit()
     }
 }

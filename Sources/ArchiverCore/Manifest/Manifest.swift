@@ -59,13 +59,11 @@ public struct Manifest: Sendable, Codable, Equatable {
         Data(ManifestEncoding.encode(self))
     }
 
-    /// Writes the manifest atomically.
+    /// Writes the manifest atomically, streaming it to disk.
     public func write(to url: URL) throws(ItemError) {
-        do {
-            try encoded().write(to: url, options: .atomic)
-        } catch {
-            throw .io("cannot write \(url.path): \(error.localizedDescription)")
-        }
+        let writer = try AtomicFileWriter(path: url.path)
+        ManifestEncoding.encode(self) { writer.append($0) }
+        try writer.commit()
     }
 
     /// Reads a manifest written by `write(to:)`.

@@ -3,7 +3,13 @@
 enum ManifestEncoding {
     static func encode(_ manifest: Manifest) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(manifest.items.count * 320 + 512)
+        encode(manifest) { out += $0 }
+        return out
+    }
+
+    /// Hands the bytes to `emit` a line at a time, so a writer can stream them to disk.
+    static func encode(_ manifest: Manifest, emit: ([UInt8]) -> Void) {
+        var out: [UInt8] = []
         out += Array("{\n  \"catalog\": {\"records\": \(manifest.catalog.records), \"sha256\": ".utf8)
         string(manifest.catalog.sha256, into: &out)
         out += Array(", \"source\": ".utf8)
@@ -14,10 +20,12 @@ enum ManifestEncoding {
         for (index, item) in manifest.items.enumerated() {
             out += Array((index == 0 ? "\n    " : ",\n    ").utf8)
             encode(item, into: &out)
+            emit(out)
+            out.removeAll(keepingCapacity: true)
         }
         out += Array((manifest.items.isEmpty ? "],\n" : "\n  ],\n").utf8)
         out += Array("  \"version\": \(manifest.version)\n}\n".utf8)
-        return out
+        emit(out)
     }
 
     /// One item as a single-line object with its keys in sorted order.

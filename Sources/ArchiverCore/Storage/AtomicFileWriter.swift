@@ -1,0 +1,73 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// Writes a whole file in chunks under a temporary name and renames it into place on `commit`,
+/// so a large manifest or page is never held in memory whole, and a reader sees the old file or
+/// the complete new one.
+final class AtomicFileWriter {
+    private let path: String
+    private let temporary: String
+    private let descriptor: Int32
+    private var buffer: [UInt8] = []
+    private var failure: String?
+    private var closed = false
+    private static let chunk = 1 << 20
+
+    init(path: String) throws(ItemError) {
+        self.path = path
+        let url = URL(fileURLWithPath: path)
+        temporary = url.deletingLastPathComponent().path + "/.\(url.lastPathComponent).tmp-\(getpid())"
+        descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw .io("cannot create \(temporary): \(errnoText())") }
+        buffer.reserveCapacity(Self.chunk)
+    }
+
+    deinit {
+        if !closed {
+            close(descriptor)
+            unlink(temporary)
+        }
+    }
+
+    func append(_ bytes: [UInt8]) {
+        buffer += bytes
+        if buffer.count >= Self.chunk { flush() }
+    }
+
+    func append(_ text: String) {
+        buffer += text.utf8
+        if buffer.count >= Self.chunk { flush() }
+    }
+
+    /// Writes what is buffered, closes, and renames the file into place.
+    func commit() throws(ItemError) {
+        flush()
+        if let failure { throw .io(failure) }
+        closed = true
+        close(descriptor)
+        guard rename(temporary, path) == 0 else {
+            let reason = errnoText()
+            unlink(temporary)
+            throw .io("cannot rename \(temporary) to \(path): \(reason)")
+        }
+    }
+
+    private func flush() {
+        guard failure == nil, !buffer.isEmpty else { return }
+        var offset = 0
+        buffer.withUnsafeBytes { raw in
+            while offset < raw.count {
+                let n = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = "cannot write \(temporary): \(errnoText())"
+                    return
+                }
+                offset += n
+            }
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+}
