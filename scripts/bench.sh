@@ -7,6 +7,8 @@
 #   BENCH_ROUNDS=3    rounds of every 5000-record case (the table shows medians)
 #   BENCH_SCALE=1     0 skips the 100,000-record archiver run
 #   BENCH_KEEP=1      keep the work directory (logs, nginx access log, outputs) for a look
+#   BENCH_OUT=DIR     where the tools write their files (default: the work directory, on disk;
+#                     /dev/shm takes the file system's own costs out of the comparison)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/catalog-nginx.sh
@@ -37,12 +39,13 @@ fi
 # tree they serve must be world-readable (mktemp -d makes it 0700).
 work=$(mktemp -d /tmp/archiver-bench.XXXXXX)
 chmod 755 "$work"
-mkdir -p "$work/root" "$work/logs" "$work/out"
+mkdir -p "$work/root" "$work/logs"
+outs=$(mktemp -d "${BENCH_OUT:-$work}/archiver-bench-out.XXXXXX")
 nginx_pid="" serve_pid=""
 cleanup() {
     [ -z "$nginx_pid" ] || { kill "$nginx_pid" 2>/dev/null; wait "$nginx_pid" 2>/dev/null; }
     [ -z "$serve_pid" ] || kill "$serve_pid" 2>/dev/null
-    if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "bench: kept $work" >&2; else rm -rf "$work"; fi
+    if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "bench: kept $work $outs" >&2; else rm -rf "$work" "$outs"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -110,7 +113,7 @@ measure() {
 # ends: ext4 then skips inodes freed in the last 30 s when it allocates new ones, so deleting
 # 5000 files before a run makes that run's file creation several times slower, and which tool
 # pays depends on the order. Every run writes into a never-used directory instead.
-fresh() { local dir; dir=$(mktemp -d "$work/out/$1.XXXXXX"); sync; echo "$dir"; }
+fresh() { local dir; dir=$(mktemp -d "$outs/$1.XXXXXX"); sync; echo "$dir"; }
 
 archive=("$archiver" run --catalog "$catalog" --concurrency "$concurrency" --mirror "$from=$base" --quiet)
 n=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))))' "$catalog")
@@ -156,17 +159,17 @@ mkdir -p bench
         "$(aria2c --version | head -n1 | sed 's/ version / /')" \
         "$(nginx -v 2>&1 | sed 's|.*nginx/|nginx |')" \
         "$(git rev-parse --short HEAD 2>/dev/null || echo '?')"
-    python3 - "$work/runs.tsv" "$n" <<'PY'
+    python3 - "$work/runs.tsv" "$n" "$(df --output=fstype "$outs" | tail -n1)" <<'PY'
 import statistics, sys
 from collections import defaultdict
-path, n = sys.argv[1], int(sys.argv[2])
+path, n, fstype = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 runs = defaultdict(dict)   # case -> round -> fields
 for line in open(path):
     case, rnd, wall, user, sys_, rss, reqs, conns, files, status, ok = line.rstrip("\n").split("\t")
     runs[case][rnd] = dict(wall=float(wall), cpu=float(user) + float(sys_), rss=int(rss) / 1024,
                            reqs=int(reqs), conns=int(conns), ok=ok == "yes")
 med = lambda case, key: statistics.median(r[key] for r in runs[case].values())
-print(f"{n} records, {len(runs['archiver'])} rounds (medians), 8 in flight, nginx on loopback\n")
+print(f"{n} records, {len(runs['archiver'])} rounds (medians), 8 in flight, nginx on loopback, files written to {fstype}\n")
 print("| case | runs ok | wall s | CPU s | peak RSS MiB | images/s | requests | connections | wall / archiver |")
 print("|---|---|---|---|---|---|---|---|---|")
 for case, by_round in runs.items():
