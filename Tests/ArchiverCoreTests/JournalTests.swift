@@ -48,4 +48,33 @@ final class JournalTests: XCTestCase {
         XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").count, 1)
         XCTAssertEqual(Journal.replay(path: path), latest)
     }
+
+    func testIndexCountsWithoutDecodingAndALineDamagedAfterItsIDIsFetchedAgain() throws {
+        let dir = Fixtures.temporaryDirectory(self)
+        let path = dir.appendingPathComponent("journal").path
+        let journal = try Journal(path: path)
+        try journal.append([
+            ItemRecord(id: 1, url: "u1", source: "s1", status: .done, bytes: 5, sha256: "x", width: 1, height: 1, attempts: 1),
+            ItemRecord(id: 2, url: "u2", source: "s2", status: .failed, attempts: 2, error: RecordedError(kind: "timeout", message: "m")),
+        ])
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        handle.seekToEndOfFile()
+        handle.write(Data("done\t3\tu3\tnot enough fields\n".utf8))
+        try handle.close()
+
+        let index = JournalIndex(path: path)
+        XCTAssertEqual(index.count, 3)
+        XCTAssertEqual(index.count(of: .done), 2)
+        XCTAssertEqual(index.count(of: .failed), 1)
+        XCTAssertEqual(index.record(for: 2)?.error?.kind, "timeout")
+        XCTAssertNil(index.record(for: 3), "a damaged line decodes to nothing")
+
+        let catalog = try Fixtures.catalog([
+            CatalogRecord(albumId: 1, id: 1, title: "", url: "http://h/u1", thumbnailUrl: ""),
+            CatalogRecord(albumId: 1, id: 3, title: "", url: "u3", thumbnailUrl: ""),
+        ])
+        let plan = Plan(catalog: catalog, field: .url, mirrors: MirrorMap(), journal: index, skipFailed: false) { _ in 5 }
+        XCTAssertEqual(plan.kept.count, 0, "id 1's URL changed; id 3's line is damaged")
+        XCTAssertEqual(plan.pendingRecords + plan.rejected.count, 2)
+    }
 }

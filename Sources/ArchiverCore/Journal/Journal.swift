@@ -97,23 +97,7 @@ public final class Journal: Sendable {
 
     /// Reads a journal: the last record per id wins; a malformed or unterminated line is skipped.
     public static func replay(path: String) -> [Int: ItemRecord] {
-        guard let data = FileManager.default.contents(atPath: path) else { return [:] }
-        var records: [Int: ItemRecord] = [:]
-        data.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
-            records.reserveCapacity(raw.count / 160)
-            var start = 0
-            while start < raw.count {
-                // A line without its newline is the torn end of a write; leave it out.
-                guard let found = memchr(base + start, 0x0A, raw.count - start) else { break }
-                let newline = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
-                if let record = JournalLine.decode(UnsafeBufferPointer(start: base + start, count: newline - start)) {
-                    records[record.id] = record
-                }
-                start = newline + 1
-            }
-        }
-        return records
+        JournalIndex(path: path).allRecords()
     }
 
     /// Replaces a journal with just `records` (one line each), atomically.

@@ -61,6 +61,15 @@ enum JournalLine {
         return nil
     }
 
+    /// Just the status and id of a line, without decoding the rest: what replay needs.
+    static func peek(_ line: UnsafeBufferPointer<UInt8>) -> (id: Int, status: ItemRecord.Status)? {
+        var cursor = FieldCursor(line)
+        guard let kind = cursor.next(), let id = cursor.next().flatMap(integer) else { return nil }
+        if kind.elementsEqual("done".utf8) { return (id, .done) }
+        if kind.elementsEqual("failed".utf8) { return (id, .failed) }
+        return nil
+    }
+
     /// Walks the tab-separated fields of one line.
     private struct FieldCursor {
         let line: UnsafeBufferPointer<UInt8>

@@ -91,7 +91,7 @@ public final class Archiver: Sendable {
 
         let store = KeyedStore(directory: layout.images, fileSystem: fileSystem, durable: config.durable)
         do { try store.prepare() } catch { throw .io(error.description) }
-        let previous = Journal.replay(path: layout.journal.path)
+        let previous = JournalIndex(path: layout.journal.path)
         let plan = Plan(
             catalog: catalog, field: config.field, mirrors: config.mirrors, journal: previous,
             skipFailed: config.skipFailed, fileSize: store.size(of:))

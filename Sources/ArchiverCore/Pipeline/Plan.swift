@@ -25,13 +25,13 @@ public struct Plan: Sendable {
     /// Groups records by the URL to fetch (so each distinct URL is requested once) and skips
     /// records whose journaled file is still there with the recorded size.
     public init(
-        catalog: Catalog, field: ImageField, mirrors: MirrorMap, journal: [Int: ItemRecord],
+        catalog: Catalog, field: ImageField, mirrors: MirrorMap, journal: JournalIndex,
         skipFailed: Bool, fileSize: (Int) -> Int64?
     ) {
         var jobIndex: [String: Int] = [:]
         for record in catalog.records {
             let url = record.url(for: field)
-            if let previous = journal[record.id], previous.url == url {
+            if journal.status(of: record.id) != nil, let previous = journal.record(for: record.id), previous.url == url {
                 if previous.status == .done, fileSize(record.id) == previous.bytes {
                     kept[record.id] = previous
                     continue

@@ -29,10 +29,11 @@ public struct BundleStatus: Sendable, Codable, Equatable {
     public static func read(directory: URL, examplesPerKind: Int = 3) -> BundleStatus? {
         let layout = BundleLayout(root: directory)
         guard FileManager.default.fileExists(atPath: layout.state.path) else { return nil }
-        let records = Journal.replay(path: layout.journal.path)
-        let total = RunOptions.read(layout)?.records ?? records.count
-        let done = records.values.count { $0.status == .done }
-        let failedRecords = records.values.filter { $0.status == .failed }.sorted { $0.id < $1.id }
+        let journal = JournalIndex(path: layout.journal.path)
+        let total = RunOptions.read(layout)?.records ?? journal.count
+        let done = journal.count(of: .done)
+        let failedRecords = journal.ids.filter { journal.status(of: $0) == .failed }.sorted()
+            .compactMap(journal.record(for:))
         var groups: [String: FailureGroup] = [:]
         for record in failedRecords {
             let kind = record.error?.kind ?? "unknown"
