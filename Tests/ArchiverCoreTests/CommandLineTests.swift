@@ -89,4 +89,22 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(try PNGValidator(mode: .full).validate(data), ImageInfo(width: 150, height: 150))
         XCTAssertEqual(data, Fixtures.served("/150/061a65"))
     }
+
+    func testACatalogURLIsFetchedAndOnlyA2xxAnswerIsUsed() throws {
+        let server = try Fixtures.placeholderServer()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        server.route("/photos", HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: .data(try encoder.encode(Fixtures.records(3)))))
+        server.route("/missing", .text(404, "no catalog here"))
+        let dir = Fixtures.temporaryDirectory(self)
+        let mirror = "\(Fixtures.host)=\(server.baseURL)"
+        let ok = try CommandRunner.run(["run", "--catalog", server.baseURL + "/photos", "--out", dir.appendingPathComponent("a").path, "--mirror", mirror])
+        XCTAssertEqual(ok.status, 0, ok.stderr)
+        XCTAssertEqual(try Fixtures.manifest(in: dir.appendingPathComponent("a")).catalog.source, server.baseURL + "/photos")
+
+        let missing = try CommandRunner.run(["run", "--catalog", server.baseURL + "/missing", "--out", dir.appendingPathComponent("b").path])
+        XCTAssertEqual(missing.status, 2)
+        XCTAssertTrue(missing.stderr.contains("HTTP 404"), missing.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.appendingPathComponent("b").path))
+    }
 }
