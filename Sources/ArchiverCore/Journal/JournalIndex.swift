@@ -17,6 +17,8 @@ public struct JournalIndex: Sendable {
 
     private let bytes: Data
     private let entries: [Int: Entry]
+    /// Lines in the journal, including those a later line for the same id supersedes.
+    public let lineCount: Int
 
     /// Record ids with a journal line.
     public var ids: some Collection<Int> { entries.keys }
@@ -54,6 +56,7 @@ public struct JournalIndex: Sendable {
     public init(path: String) {
         bytes = (try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)) ?? Data()
         var entries: [Int: Entry] = [:]
+        var lines = 0
         bytes.withUnsafeBytes { raw in
             guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
             entries.reserveCapacity(raw.count / 150)
@@ -62,6 +65,7 @@ public struct JournalIndex: Sendable {
                 guard let found = memchr(base + start, 0x0A, raw.count - start) else { break }
                 let newline = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
                 let line = UnsafeBufferPointer(start: base + start, count: newline - start)
+                lines += 1
                 if let (id, status) = JournalLine.peek(line) {
                     entries[id] = Entry(offset: start, length: newline - start, status: status)
                 }
@@ -69,5 +73,6 @@ public struct JournalIndex: Sendable {
             }
         }
         self.entries = entries
+        lineCount = lines
     }
 }

@@ -62,6 +62,11 @@ enum ManifestEncoding {
     /// A JSON string: quotes, backslashes and control characters escaped, everything else as UTF-8.
     static func string(_ text: String, into out: inout [UInt8]) {
         out.append(0x22)
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else {
+            out += text.utf8
+            out.append(0x22)
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case 0x22: out += [0x5C, 0x22]

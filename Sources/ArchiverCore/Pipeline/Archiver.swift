@@ -23,7 +23,8 @@ public struct RunSummary: Sendable {
 ///
 ///     catalog ─▶ plan (replay journal, skip done, group by fetch URL, --mirror)
 ///             ─▶ OperationQueue (≤ concurrency FetchOperations, fed with back-pressure)
-///                  FetchOperation: fetch (retries) ─▶ validate (libpng), hash   [work queue]
+///                  FetchOperation: fetch (retries)                        [libcurl's thread]
+///                                  ─▶ validate (libpng), hash                 [writer; work queue if --validate full]
 ///                                  ─▶ store (tmpfile, link) ─▶ journal ─▶ ledger [writer queue]
 ///             ─▶ manifest.json, index.html, compacted journal
 public final class Archiver: Sendable {
@@ -114,7 +115,7 @@ public final class Archiver: Sendable {
         let stages = PipelineStages(
             fetcher: fetcher, validator: validator, store: store, journal: journal, ledger: ledger,
             backoff: backoff, retries: config.retries, maxRetryAfter: config.maxRetryAfter,
-            rateLimiter: config.rate.map { RateLimiter(rate: $0) },
+            rateLimiter: config.rate.map { RateLimiter(rate: $0) }, validateInParallel: config.validation == .full,
             work: DispatchQueue(label: "archiver.work", attributes: .concurrent),
             writer: DispatchQueue(label: "archiver.writer"))
 
@@ -125,23 +126,35 @@ public final class Archiver: Sendable {
         let interrupted = feed.withLock { $0.cancelled } && recorded < ledger.progress.total
         let outcomes = ledger.outcomes
         let manifest = Manifest(catalog: catalog, field: config.field, mirrors: config.mirrors, outcomes: outcomes)
+        // The page is written beside the manifest, on another core.
+        let gallery = Locked<String?>(nil)
+        let galleryDone = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            do { try Gallery.write(for: manifest, in: layout) } catch { gallery.withLock { $0 = "\(error)" } }
+            galleryDone.signal()
+        }
         do {
             try manifest.write(to: layout.manifest)
-            try Gallery.write(for: manifest, in: layout)
-            if !interrupted {
+            // A run that started from an empty journal wrote one line per record: nothing to compact.
+            if !interrupted, previous.lineCount > 0 {
                 let current = manifest.items.compactMap { outcomes[$0.id] }
                 try Journal.compact(path: layout.journal.path, records: current)
             }
         } catch {
+            galleryDone.wait()
             throw .io(error.description)
         }
+        galleryDone.wait()
+        if let error = gallery.withLock({ $0 }) { throw .io(error) }
         return summarize(manifest, progress: ledger.progress, started: started, interrupted: interrupted)
     }
 
-    /// Keeps at most 4 x concurrency jobs between queued and stored, so bodies waiting to be
-    /// written and operations waiting to start do not grow with the catalog.
+    /// Keeps at most 2 x concurrency jobs between queued and stored. That bounds memory (bodies
+    /// waiting to be written do not grow with the catalog) and what a SIGKILL can cost: a request
+    /// whose outcome is not yet journaled is made again by the next run, so at most
+    /// 2 x concurrency requests are redone per interruption.
     private func feedQueue(_ jobs: [FetchJob], stages: PipelineStages) {
-        let window = configuration.concurrency * 4
+        let window = configuration.concurrency * 2
         let batch: [FetchOperation] = feed.withLock { feed in
             var batch: [FetchOperation] = []
             while !feed.cancelled, feed.next < jobs.count, feed.outstanding < window {

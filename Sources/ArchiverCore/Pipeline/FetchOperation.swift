@@ -12,7 +12,10 @@ struct PipelineStages: Sendable {
     let retries: Int
     let maxRetryAfter: Double
     let rateLimiter: RateLimiter?
-    /// Concurrent: validation and hashing, and timers between attempts.
+    /// Whether validation is expensive enough (a full decode) to run in parallel on `work`
+    /// instead of on the writer.
+    let validateInParallel: Bool
+    /// Concurrent: full validation, and timers between attempts.
     let work: DispatchQueue
     /// Serial: file writes and journal appends. Creating files in one directory from many threads
     /// only contends on the directory's lock; one writer is faster, as curl's single thread is.
@@ -89,9 +92,8 @@ final class FetchOperation: Operation, @unchecked Sendable {
     private func send(_ number: Int) {
         guard !isCancelled else { return end() }
         stages.ledger.countRequest()
-        let task = stages.fetcher.fetch(job.source) { [self] outcome in
-            stages.work.async { self.handle(outcome, attempt: number) }
-        }
+        // The completion runs on the fetcher's transfer thread; `handle` only hands work on.
+        let task = stages.fetcher.fetch(job.source) { [self] outcome in handle(outcome, attempt: number) }
         state.withLock {
             $0.task = task
             $0.waitingToRetry = false
@@ -105,14 +107,14 @@ final class FetchOperation: Operation, @unchecked Sendable {
             end()
         case .body(let data, _):
             finish()
-            let checked = Result { () throws(ItemError) in try stages.validator.validate(data) }
-                .map { (info: $0, sha256: SHA256.hex(data)) }
-            stages.writer.async { [self] in
-                switch checked {
-                case .success(let facts): store(data, info: facts.info, sha256: facts.sha256, attempts: number)
-                case .failure(let error): fail(error, attempts: number)
+            if stages.validateInParallel {
+                stages.work.async { [self] in
+                    let checked = check(data)
+                    stages.writer.async { [self] in keep(data, checked, attempts: number) }
                 }
-                jobDone()
+            } else {
+                // A structure check takes microseconds: cheaper on the writer than a thread hop.
+                stages.writer.async { [self] in keep(data, check(data), attempts: number) }
             }
         case .failed(let error, let retryAfter):
             guard error.isRetriable, number <= stages.retries, !isCancelled else {
@@ -125,6 +127,19 @@ final class FetchOperation: Operation, @unchecked Sendable {
             let delay = stages.backoff.delay(afterAttempt: number, retryAfter: retryAfter)
             schedule(after: delay) { [self] in attempt(number + 1) }
         }
+    }
+
+    private func check(_ data: Data) -> Result<(info: ImageInfo, sha256: String), ItemError> {
+        Result { () throws(ItemError) in try stages.validator.validate(data) }.map { (info: $0, sha256: SHA256.hex(data)) }
+    }
+
+    /// On the writer: stores a checked body or records why it was refused, and ends the job.
+    private func keep(_ data: Data, _ checked: Result<(info: ImageInfo, sha256: String), ItemError>, attempts: Int) {
+        switch checked {
+        case .success(let facts): store(data, info: facts.info, sha256: facts.sha256, attempts: attempts)
+        case .failure(let error): fail(error, attempts: attempts)
+        }
+        jobDone()
     }
 
     /// Writes the file of every record sharing the URL, then journals them (on the writer queue).
