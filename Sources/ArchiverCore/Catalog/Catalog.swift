@@ -13,7 +13,8 @@ public struct Catalog: Sendable {
         self.source = source
         self.sha256 = SHA256.hex(data)
         do {
-            records = try JSONDecoder().decode([CatalogRecord].self, from: data)
+            let fast = data.withUnsafeBytes { CatalogParser.records(in: $0.bindMemory(to: UInt8.self)) }
+            records = try fast ?? JSONDecoder().decode([CatalogRecord].self, from: data)
         } catch let error as DecodingError {
             if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
                 throw .malformed(source: source, detail: Self.syntaxError(in: data))

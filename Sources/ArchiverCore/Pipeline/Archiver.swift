@@ -153,10 +153,15 @@ public final class Archiver: Sendable {
     /// waiting to be written do not grow with the catalog) and what a SIGKILL can cost: a request
     /// whose outcome is not yet journaled is made again by the next run, so at most
     /// 2 x concurrency requests are redone per interruption.
+    ///
+    /// It refills once a quarter of the window has drained, so operations reach the queue in
+    /// batches: each `addOperations` call costs the queue a lock and a wake-up.
     private func feedQueue(_ jobs: [FetchJob], stages: PipelineStages) {
         let window = configuration.concurrency * 2
+        let refillBelow = window - max(1, window / 4)
         let batch: [FetchOperation] = feed.withLock { feed in
             var batch: [FetchOperation] = []
+            guard feed.outstanding <= refillBelow else { return batch }
             while !feed.cancelled, feed.next < jobs.count, feed.outstanding < window {
                 let operation = FetchOperation(job: jobs[feed.next], stages: stages) { [self] in
                     self.feed.withLock { $0.outstanding -= 1 }
@@ -168,9 +173,9 @@ public final class Archiver: Sendable {
             }
             return batch
         }
-        queue.addOperations(batch, waitUntilFinished: false)
-        let exhausted = feed.withLock { $0.next >= jobs.count }
-        if exhausted || batch.isEmpty { finishIfIdle() }
+        if !batch.isEmpty { queue.addOperations(batch, waitUntilFinished: false) }
+        let exhausted = feed.withLock { $0.next >= jobs.count || $0.cancelled }
+        if exhausted { finishIfIdle() }
     }
 
     private func finishIfIdle() {
