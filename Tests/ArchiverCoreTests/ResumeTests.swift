@@ -187,4 +187,36 @@ final class ResumeTests: XCTestCase {
         XCTAssertTrue(text.stdout.contains("failed not-png: 1"), text.stdout)
         XCTAssertEqual(try CommandRunner.run(["status", out.appendingPathComponent("nothing").path]).status, 2)
     }
+
+    func testCancelDuringALongRetryAfterEndsAtOnceAndLeavesTheItemPending() throws {
+        let server = try Fixtures.placeholderServer()
+        let answered = DispatchSemaphore(value: 0)
+        server.route("/600/000503") { _ in
+            answered.signal()
+            return HTTPResponse(status: 503, headers: [("Retry-After", "100")])
+        }
+        let out = Fixtures.temporaryDirectory(self)
+        var config = Fixtures.configuration(out: out, server: server)
+        config.retries = 3
+        config.maxRetryAfter = 300
+        let archiver = Archiver(configuration: config, fetcher: Fixtures.fetcher(for: config))
+        let catalog = try Fixtures.catalog([Fixtures.record(1, colour: "000503")])
+        let finished = DispatchSemaphore(value: 0)
+        let summary = Locked<RunSummary?>(nil)
+        DispatchQueue.global().async {
+            summary.withLock { $0 = try? archiver.run(catalog: catalog) }
+            finished.signal()
+        }
+        XCTAssertEqual(answered.wait(timeout: .now() + 10), .success)
+        let cancelled = Date()
+        // The 503 may still be on its way to the operation; cancel until the run returns.
+        repeat {
+            archiver.cancel()
+        } while finished.wait(timeout: .now() + 0.05) == .timedOut && Date().timeIntervalSince(cancelled) < 5
+        XCTAssertLessThan(Date().timeIntervalSince(cancelled), 2, "still waiting out Retry-After")
+        let result = try XCTUnwrap(summary.withLock { $0 })
+        XCTAssertTrue(result.interrupted)
+        XCTAssertEqual(result.pending, 1, "a retriable failure cut short by a cancel stays pending")
+        XCTAssertEqual(server.count("/600/000503"), 1)
+    }
 }

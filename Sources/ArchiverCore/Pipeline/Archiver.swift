@@ -113,11 +113,11 @@ public final class Archiver: Sendable {
         ledger.record(plan.rejected, bytes: 0)
         self.ledger.withLock { $0 = ledger }
         let stages = PipelineStages(
-            fetcher: fetcher, validator: validator, store: store, journal: journal, ledger: ledger,
+            fetcher: fetcher, validator: validator, writer: RecordWriter(journal: journal, store: store, ledger: ledger),
+            ledger: ledger,
             backoff: backoff, retries: config.retries, maxRetryAfter: config.maxRetryAfter,
             rateLimiter: config.rate.map { RateLimiter(rate: $0) }, validateInParallel: config.validation == .full,
-            work: DispatchQueue(label: "archiver.work", attributes: .concurrent),
-            writer: DispatchQueue(label: "archiver.writer"))
+            work: DispatchQueue(label: "archiver.work", attributes: .concurrent))
 
         feedQueue(plan.jobs, stages: stages)
         done.wait()

@@ -5,8 +5,7 @@ import Foundation
 struct PipelineStages: Sendable {
     let fetcher: any Fetching
     let validator: any ImageValidating
-    let store: KeyedStore
-    let journal: Journal
+    let writer: RecordWriter
     let ledger: Ledger
     let backoff: Backoff
     let retries: Int
@@ -17,9 +16,6 @@ struct PipelineStages: Sendable {
     let validateInParallel: Bool
     /// Concurrent: full validation, and timers between attempts.
     let work: DispatchQueue
-    /// Serial: file writes and journal appends. Creating files in one directory from many threads
-    /// only contends on the directory's lock; one writer is faster, as curl's single thread is.
-    let writer: DispatchQueue
 }
 
 /// One job on the queue: fetch a URL (retrying what may succeed), validate the body, write a file
@@ -27,15 +23,24 @@ struct PipelineStages: Sendable {
 ///
 /// Asynchronous: it holds a queue slot, never a thread, while its request is in flight or it waits
 /// to retry, and it gives the slot back as soon as the request is over, so the next request starts
-/// while this body is validated and stored. `onJobDone` runs once when everything is recorded.
+/// while this body is validated and stored. `onJobDone` runs once, after everything is journaled.
 final class FetchOperation: Operation, @unchecked Sendable {
+    /// Where the job is. Every change happens under the lock, and whoever moves it out of
+    /// `waiting` or into `ended` owns what comes next, so a cancel and a timer cannot both act.
+    private enum Phase {
+        case idle
+        case sending(attempt: Int)
+        case inFlight(attempt: Int, task: any FetchTask)
+        case waiting
+        case ended
+    }
+
     private struct State {
+        var phase = Phase.idle
         var executing = false
         var finished = false
-        var finishing = false
+        var slotReturned = false
         var jobDone = false
-        var task: (any FetchTask)?
-        var waitingToRetry = false  // between attempts: a backoff or a rate-limit wait
     }
 
     let job: FetchJob
@@ -63,9 +68,21 @@ final class FetchOperation: Operation, @unchecked Sendable {
 
     override func cancel() {
         super.cancel()
-        let (task, waiting) = state.withLock { ($0.task, $0.waitingToRetry) }
-        task?.cancel()
-        if waiting { end() }
+        enum Action { case none, cancelTask(any FetchTask), end }
+        let action: Action = state.withLock { state in
+            switch state.phase {
+            case .inFlight(_, let task): return .cancelTask(task)
+            case .waiting:
+                state.phase = .ended
+                return .end
+            default: return .none  // `send` checks isCancelled once its task is recorded
+            }
+        }
+        switch action {
+        case .none: break
+        case .cancelTask(let task): task.cancel()
+        case .end: end()
+        }
     }
 
     private func attempt(_ number: Int) {
@@ -78,45 +95,63 @@ final class FetchOperation: Operation, @unchecked Sendable {
 
     /// Runs `next` after `delay` seconds without holding a thread; a cancel meanwhile ends the job.
     private func schedule(after delay: Double, _ next: @escaping @Sendable () -> Void) {
-        state.withLock {
-            $0.task = nil
-            $0.waitingToRetry = true
+        let waiting: Bool = state.withLock { state in
+            if case .ended = state.phase { return false }
+            state.phase = .waiting
+            return true
         }
-        if isCancelled { return end() }
+        guard waiting else { return }
+        if isCancelled { return cancel() }
         stages.work.asyncAfter(deadline: .now() + delay) { [self] in
-            guard state.withLock({ !$0.finishing }) else { return }
-            next()
+            let claimed: Bool = state.withLock { state in
+                guard case .waiting = state.phase else { return false }
+                state.phase = .idle
+                return true
+            }
+            if claimed { next() }
         }
     }
 
     private func send(_ number: Int) {
+        let go: Bool = state.withLock { state in
+            if case .ended = state.phase { return false }
+            state.phase = .sending(attempt: number)
+            return true
+        }
+        guard go else { return }
         guard !isCancelled else { return end() }
         stages.ledger.countRequest()
         // The completion runs on the fetcher's transfer thread; `handle` only hands work on.
         let task = stages.fetcher.fetch(job.source) { [self] outcome in handle(outcome, attempt: number) }
-        state.withLock {
-            $0.task = task
-            $0.waitingToRetry = false
+        state.withLock { state in
+            // The completion may already have moved on; only an unanswered request is recorded.
+            if case .sending(number) = state.phase { state.phase = .inFlight(attempt: number, task: task) }
         }
         if isCancelled { task.cancel() }
     }
 
     private func handle(_ outcome: FetchOutcome, attempt number: Int) {
+        state.withLock { state in
+            if case .ended = state.phase { return }
+            state.phase = .idle
+        }
         switch outcome {
         case .cancelled:
             end()
         case .body(let data, _):
-            finish()
+            returnSlot()
             if stages.validateInParallel {
                 stages.work.async { [self] in
                     let checked = check(data)
-                    stages.writer.async { [self] in keep(data, checked, attempts: number) }
+                    stages.writer.submit { [self] writer in keep(data, checked, attempts: number, writer) }
                 }
             } else {
                 // A structure check takes microseconds: cheaper on the writer than a thread hop.
-                stages.writer.async { [self] in keep(data, check(data), attempts: number) }
+                stages.writer.submit { [self] writer in keep(data, check(data), attempts: number, writer) }
             }
         case .failed(let error, let retryAfter):
+            // Interrupted mid-retry: leave the item pending rather than failed for good.
+            if isCancelled, error.isRetriable { return end() }
             guard error.isRetriable, number <= stages.retries, !isCancelled else {
                 return end(failing: error, attempts: number)
             }
@@ -133,43 +168,42 @@ final class FetchOperation: Operation, @unchecked Sendable {
         Result { () throws(ItemError) in try stages.validator.validate(data) }.map { (info: $0, sha256: SHA256.hex(data)) }
     }
 
-    /// On the writer: stores a checked body or records why it was refused, and ends the job.
-    private func keep(_ data: Data, _ checked: Result<(info: ImageInfo, sha256: String), ItemError>, attempts: Int) {
+    /// On the writer: stores a checked body, or records why it was refused.
+    private func keep(
+        _ data: Data, _ checked: Result<(info: ImageInfo, sha256: String), ItemError>, attempts: Int,
+        _ writer: RecordWriter
+    ) {
+        let facts: (info: ImageInfo, sha256: String)
         switch checked {
-        case .success(let facts): store(data, info: facts.info, sha256: facts.sha256, attempts: attempts)
-        case .failure(let error): fail(error, attempts: attempts)
+        case .success(let checked): facts = checked
+        case .failure(let error): return fail(error, attempts: attempts, writer)
         }
-        jobDone()
-    }
-
-    /// Writes the file of every record sharing the URL, then journals them (on the writer queue).
-    private func store(_ data: Data, info: ImageInfo, sha256: String, attempts: Int) {
         var records: [ItemRecord] = []
         var written: Int64 = 0
         for target in job.targets {
             do {
-                try stages.store.write(data, id: target.id)
+                try writer.files.write(data, id: target.id)
                 written += Int64(data.count)
                 records.append(
                     ItemRecord(
                         id: target.id, url: target.url, source: job.source.absoluteString, status: .done,
-                        bytes: Int64(data.count), sha256: sha256, width: info.width, height: info.height,
-                        attempts: attempts))
+                        bytes: Int64(data.count), sha256: facts.sha256, width: facts.info.width,
+                        height: facts.info.height, attempts: attempts))
             } catch {
                 records.append(failure(error, target: target, attempts: attempts))
             }
         }
-        journal(records, bytes: written)
+        writer.record(records, bytes: written) { [self] in jobDone() }
     }
 
-    /// Records every record sharing the URL as failed and removes any file an earlier run left.
-    private func fail(_ error: ItemError, attempts: Int, note: String? = nil) {
+    /// On the writer: every record sharing the URL is failed, and a file an earlier run left goes.
+    private func fail(_ error: ItemError, attempts: Int, note: String? = nil, _ writer: RecordWriter) {
         var records = job.targets.map { failure(error, target: $0, attempts: attempts) }
         if let note {
             for index in records.indices { records[index].error?.message += " (\(note))" }
         }
-        for target in job.targets { stages.store.remove(id: target.id) }
-        journal(records, bytes: 0)
+        for target in job.targets { writer.files.remove(id: target.id) }
+        writer.record(records, bytes: 0) { [self] in jobDone() }
     }
 
     private func failure(_ error: ItemError, target: FetchJob.Target, attempts: Int) -> ItemRecord {
@@ -178,30 +212,12 @@ final class FetchOperation: Operation, @unchecked Sendable {
             attempts: attempts, error: RecordedError(error))
     }
 
-    /// Journals after the files are in place, then makes the outcomes visible to the run.
-    private func journal(_ records: [ItemRecord], bytes: Int64) {
-        var records = records
-        do {
-            try stages.journal.append(records)
-        } catch {
-            records = records.map { record in
-                var record = record
-                record.status = .failed
-                record.error = RecordedError(error)
-                return record
-            }
-        }
-        stages.ledger.record(records, bytes: bytes)
-    }
-
     /// Ends the job without a body: gives the slot back and records the failure, if any.
     private func end(failing error: ItemError? = nil, attempts: Int = 0, note: String? = nil) {
-        finish()
+        state.withLock { $0.phase = .ended }
+        returnSlot()
         guard let error else { return jobDone() }
-        stages.writer.async { [self] in
-            fail(error, attempts: attempts, note: note)
-            jobDone()
-        }
+        stages.writer.submit { [self] writer in fail(error, attempts: attempts, note: note, writer) }
     }
 
     private func jobDone() {
@@ -212,11 +228,11 @@ final class FetchOperation: Operation, @unchecked Sendable {
         if first { onJobDone() }
     }
 
-    /// Gives the queue slot back (the operation is finished; the job may still be storing).
-    private func finish() {
+    /// Finishes the operation, giving its queue slot back (the job may still be storing).
+    private func returnSlot() {
         let first: Bool = state.withLock { state in
-            defer { state.finishing = true }
-            return !state.finishing
+            defer { state.slotReturned = true }
+            return !state.slotReturned
         }
         guard first else { return }
         willChangeValue(forKey: "isExecuting")
@@ -224,8 +240,6 @@ final class FetchOperation: Operation, @unchecked Sendable {
         state.withLock {
             $0.executing = false
             $0.finished = true
-            $0.task = nil
-            $0.waitingToRetry = false
         }
         didChangeValue(forKey: "isFinished")
         didChangeValue(forKey: "isExecuting")

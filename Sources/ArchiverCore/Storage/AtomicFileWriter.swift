@@ -56,18 +56,7 @@ final class AtomicFileWriter {
 
     private func flush() {
         guard failure == nil, !buffer.isEmpty else { return }
-        var offset = 0
-        buffer.withUnsafeBytes { raw in
-            while offset < raw.count {
-                let n = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = "cannot write \(temporary): \(errnoText())"
-                    return
-                }
-                offset += n
-            }
-        }
+        failure = writeAll(descriptor, buffer, path: temporary)
         buffer.removeAll(keepingCapacity: true)
     }
 }

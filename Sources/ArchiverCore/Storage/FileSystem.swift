@@ -77,21 +77,8 @@ public struct POSIXFileSystem: FileSystem {
     }
 
     private func write(_ data: Data, to fd: Int32, path: String, sync: Bool) throws(ItemError) {
-        var failure: String?
-        data.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = "cannot write \(path): \(errnoText())"
-                    return
-                }
-                offset += n
-            }
-        }
-        if failure == nil, sync, fsync(fd) != 0 { failure = "cannot fsync \(path): \(errnoText())" }
-        if let failure { throw .io(failure) }
+        if let failure = writeAll(fd, data, path: path) { throw .io(failure) }
+        if sync, fsync(fd) != 0 { throw .io("cannot fsync \(path): \(errnoText())") }
     }
 
     public func syncDirectory(_ path: String) throws(ItemError) {
@@ -103,6 +90,22 @@ public struct POSIXFileSystem: FileSystem {
 
     public func remove(_ path: String) {
         unlink(path)
+    }
+}
+
+/// Writes every byte of `bytes` to `fd`, retrying short writes and EINTR; the error text if it fails.
+func writeAll(_ fd: Int32, _ bytes: some ContiguousBytes, path: String) -> String? {
+    bytes.withUnsafeBytes { raw in
+        var offset = 0
+        while offset < raw.count {
+            let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return "cannot write \(path): \(errnoText())"
+            }
+            offset += n
+        }
+        return nil
     }
 }
 
