@@ -1,7 +1,7 @@
 import Foundation
 
 func writeError(_ text: String) {
-    FileHandle.standardError.write(Data(text.utf8))
+    try? FileHandle.standardError.write(contentsOf: Data(text.utf8))
 }
 
 func printError(_ line: String) {

@@ -86,7 +86,7 @@ enum RunCommand {
             status = 128 + signal
         }
         if options.json {
-            FileHandle.standardOutput.write(RunReport(summary: summary, exitStatus: status).json())
+            try? FileHandle.standardOutput.write(contentsOf: RunReport(summary: summary, exitStatus: status).json())
         }
         return status
     }
@@ -108,7 +108,8 @@ final class Interruption: @unchecked Sendable {
                     defer { signalNumber = signalNumber ?? number }
                     return signalNumber == nil
                 }
-                if first { onSignal() } else { exit(128 + number) }
+                // _exit: other threads may be writing; the journal is consistent at every instant.
+                if first { onSignal() } else { _exit(128 + number) }
             }
             source.resume()
             sources.append(source)

@@ -44,7 +44,7 @@ enum ServeCommand {
         if faults {
             banner += FaultRoutes.catalog.map { "  \(server.baseURL)/fault/\($0.name)/<key>  \($0.behaviour)\n" }.joined()
         }
-        FileHandle.standardOutput.write(Data(banner.utf8))
+        try? FileHandle.standardOutput.write(contentsOf: Data(banner.utf8))
         stopped.wait()
         server.stop()
         withExtendedLifetime(interruption) {}

@@ -1,6 +1,8 @@
 import ArchiverCore
 import Foundation
 
+// A closed stderr or stdout pipe (`archiver run 2>&1 | head`) must not kill a run mid-write.
+signal(SIGPIPE, SIG_IGN)
 let arguments = Array(CommandLine.arguments.dropFirst())
 let status: Int32
 switch arguments.first {

@@ -219,4 +219,40 @@ final class ResumeTests: XCTestCase {
         XCTAssertEqual(result.pending, 1, "a retriable failure cut short by a cancel stays pending")
         XCTAssertEqual(server.count("/600/000503"), 1)
     }
+
+    /// A catalog flips a record's URL and back while a run is cut short after the new file was
+    /// linked but before it was journaled: the old line must not vouch for the new bytes.
+    func testAURLChangedAndChangedBackIsFetchedAgainNotTrustedBySize() throws {
+        let server = try Fixtures.placeholderServer()
+        let out = Fixtures.temporaryDirectory(self)
+        let config = Fixtures.configuration(out: out, server: server)
+        let original = [Fixtures.record(1, colour: "aaaaaa"), Fixtures.record(2, colour: "bbbbbb")]
+        _ = try Fixtures.run(config, catalog: Fixtures.catalog(original))
+
+        let arrived = DispatchSemaphore(value: 0), gate = DispatchSemaphore(value: 0)
+        server.route("/600/cccccc") { request in
+            arrived.signal()
+            gate.wait()
+            return Fixtures.images.respond(to: request)
+        }
+        let archiver = Archiver(configuration: config, fetcher: Fixtures.fetcher(for: config))
+        let changed = try Fixtures.catalog([original[0], Fixtures.record(2, colour: "cccccc")])
+        let finished = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            _ = try? archiver.run(catalog: changed)
+            finished.signal()
+        }
+        XCTAssertEqual(arrived.wait(timeout: .now() + 10), .success)
+        archiver.cancel()
+        XCTAssertEqual(finished.wait(timeout: .now() + 5), .success)
+        gate.signal()
+        // What a SIGKILL between link and journal would leave: the new bytes under the old name.
+        let newBytes = Fixtures.served("/600/cccccc")
+        XCTAssertEqual(newBytes.count, Fixtures.served("/600/bbbbbb").count, "same size: the size check alone cannot tell")
+        try newBytes.write(to: out.appendingPathComponent("images/2.png"))
+
+        _ = try Fixtures.run(config, catalog: Fixtures.catalog(original))
+        XCTAssertEqual(try Data(contentsOf: out.appendingPathComponent("images/2.png")), Fixtures.served("/600/bbbbbb"))
+        XCTAssertEqual(server.count("/600/bbbbbb"), 2, "fetched again, not trusted")
+    }
 }

@@ -8,9 +8,10 @@ public enum Gallery {
     /// The largest side of a thumbnail on the page, in CSS pixels.
     public static let thumbnailSide = 75
 
-    /// Writes `index.html` for `manifest` into the bundle atomically, streaming it to disk.
-    public static func write(for manifest: Manifest, in layout: BundleLayout) throws(ItemError) {
-        let writer = try AtomicFileWriter(path: layout.gallery.path)
+    /// Writes `index.html` for `manifest` into the bundle atomically, streaming it to disk; with
+    /// `sync`, durably.
+    public static func write(for manifest: Manifest, in layout: BundleLayout, sync: Bool = false) throws(ItemError) {
+        let writer = try AtomicFileWriter(path: layout.gallery.path, sync: sync)
         render(manifest) { writer.append($0) }
         try writer.commit()
     }

@@ -22,6 +22,15 @@ public final class Journal: Sendable {
     ) throws(ItemError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .io("cannot open journal \(path): \(errnoText())") }
+        if durable {
+            // The journal's own name must survive a power cut too.
+            do {
+                try POSIXFileSystem().syncDirectory(URL(fileURLWithPath: path).deletingLastPathComponent().path)
+            } catch {
+                close(fd)
+                throw error
+            }
+        }
         self.path = path
         self.descriptor = fd
         self.durable = durable
@@ -64,8 +73,8 @@ public final class Journal: Sendable {
     }
 
     /// Replaces a journal with just `records` (one line each), atomically.
-    public static func compact(path: String, records: [ItemRecord]) throws(ItemError) {
-        let writer = try AtomicFileWriter(path: path)
+    public static func compact(path: String, records: [ItemRecord], sync: Bool = false) throws(ItemError) {
+        let writer = try AtomicFileWriter(path: path, sync: sync)
         for record in records.sorted(by: { $0.id < $1.id }) where record.status != .pending {
             writer.append(JournalLine.encode(record))
         }

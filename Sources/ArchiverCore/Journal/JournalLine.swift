@@ -8,11 +8,14 @@ import Glibc
 ///
 ///     done    <id> <url> <source> <bytes> <sha256> <width> <height> <attempts>
 ///     failed  <id> <url> <source> <attempts> <kind> <status or -> <message>
+///     pending <id> <url> <source>        (an earlier line no longer holds: fetch again)
 enum JournalLine {
     static func encode(_ record: ItemRecord) -> String {
         var fields = [record.status.rawValue, String(record.id), escape(record.url), escape(record.source)]
         switch record.status {
-        case .done, .pending:
+        case .pending:
+            break
+        case .done:
             fields += [
                 String(record.bytes), record.sha256, String(record.width), String(record.height),
                 String(record.attempts),
@@ -49,6 +52,10 @@ enum JournalLine {
                 id: id, url: text(urlField), source: text(sourceField), status: .done, bytes: Int64(bytes),
                 sha256: text(sha), width: width, height: height, attempts: attempts)
         }
+        if kind.elementsEqual("pending".utf8) {
+            guard cursor.atEnd else { return nil }
+            return ItemRecord(id: id, url: text(urlField), source: text(sourceField), status: .pending)
+        }
         if kind.elementsEqual("failed".utf8) {
             guard let attempts = cursor.next().flatMap(integer), let errorKind = cursor.next(),
                 let status = cursor.next(), let message = cursor.next(), cursor.atEnd
@@ -67,6 +74,7 @@ enum JournalLine {
         guard let kind = cursor.next(), let id = cursor.next().flatMap(integer) else { return nil }
         if kind.elementsEqual("done".utf8) { return (id, .done) }
         if kind.elementsEqual("failed".utf8) { return (id, .failed) }
+        if kind.elementsEqual("pending".utf8) { return (id, .pending) }
         return nil
     }
 

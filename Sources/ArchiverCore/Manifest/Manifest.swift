@@ -59,9 +59,9 @@ public struct Manifest: Sendable, Codable, Equatable {
         Data(ManifestEncoding.encode(self))
     }
 
-    /// Writes the manifest atomically, streaming it to disk.
-    public func write(to url: URL) throws(ItemError) {
-        let writer = try AtomicFileWriter(path: url.path)
+    /// Writes the manifest atomically, streaming it to disk; with `sync`, durably.
+    public func write(to url: URL, sync: Bool = false) throws(ItemError) {
+        let writer = try AtomicFileWriter(path: url.path, sync: sync)
         ManifestEncoding.encode(self) { writer.append($0) }
         try writer.commit()
     }

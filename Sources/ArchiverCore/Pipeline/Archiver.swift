@@ -105,7 +105,7 @@ public final class Archiver: Sendable {
         let journal: Journal
         do {
             journal = try Journal(path: layout.journal.path, durable: config.durable, beforeCommit: store.syncDirectory)
-            try journal.append(plan.rejected)
+            try journal.append(plan.invalidated + plan.rejected)
         } catch {
             throw .io(error.description)
         }
@@ -130,15 +130,15 @@ public final class Archiver: Sendable {
         let gallery = Locked<String?>(nil)
         let galleryDone = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
-            do { try Gallery.write(for: manifest, in: layout) } catch { gallery.withLock { $0 = "\(error)" } }
+            do { try Gallery.write(for: manifest, in: layout, sync: config.durable) } catch { gallery.withLock { $0 = "\(error)" } }
             galleryDone.signal()
         }
         do {
-            try manifest.write(to: layout.manifest)
+            try manifest.write(to: layout.manifest, sync: config.durable)
             // A run that started from an empty journal wrote one line per record: nothing to compact.
             if !interrupted, previous.lineCount > 0 {
                 let current = manifest.items.compactMap { outcomes[$0.id] }
-                try Journal.compact(path: layout.journal.path, records: current)
+                try Journal.compact(path: layout.journal.path, records: current, sync: config.durable)
             }
         } catch {
             galleryDone.wait()

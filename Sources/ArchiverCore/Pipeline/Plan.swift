@@ -18,6 +18,10 @@ public struct Plan: Sendable {
     public var kept: [Int: ItemRecord] = [:]
     /// Records that failed before any request (a URL that is not http(s)).
     public var rejected: [ItemRecord] = []
+    /// Records journaled as done for a URL the catalog no longer has: their old line must be
+    /// superseded before anything is fetched, or a kill before the new outcome is journaled
+    /// would leave it vouching for a file that now holds other bytes.
+    public var invalidated: [ItemRecord] = []
     public var jobs: [FetchJob] = []
     /// Records to attempt this run.
     public var pendingRecords = 0
@@ -31,7 +35,11 @@ public struct Plan: Sendable {
         var jobIndex: [String: Int] = [:]
         for record in catalog.records {
             let url = record.url(for: field)
-            if journal.status(of: record.id) != nil, let previous = journal.record(for: record.id), previous.url == url {
+            let previous = journal.record(for: record.id)
+            if let previous, previous.url != url, previous.status == .done {
+                invalidated.append(ItemRecord(id: record.id, url: previous.url, source: previous.source, status: .pending))
+            }
+            if let previous, previous.url == url {
                 if previous.status == .done, fileSize(record.id) == previous.bytes {
                     kept[record.id] = previous
                     continue

@@ -32,7 +32,7 @@ public final class ProgressPrinter: @unchecked Sendable {  // the timer is only 
     /// Starts printing `progress()` every `style.interval` seconds through `write`.
     public init(
         style: Style, progress: @escaping @Sendable () -> Progress,
-        write: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }
+        write: @escaping @Sendable (String) -> Void = { try? FileHandle.standardError.write(contentsOf: Data($0.utf8)) }
     ) {
         self.style = style
         self.write = write

@@ -13,10 +13,13 @@ final class AtomicFileWriter {
     private var buffer: [UInt8] = []
     private var failure: String?
     private var closed = false
+    private let sync: Bool
     private static let chunk = 1 << 20
 
-    init(path: String) throws(ItemError) {
+    /// With `sync`, the file is fsynced before its rename and the directory after (`--durable`).
+    init(path: String, sync: Bool = false) throws(ItemError) {
         self.path = path
+        self.sync = sync
         let url = URL(fileURLWithPath: path)
         temporary = url.deletingLastPathComponent().path + "/.\(url.lastPathComponent).tmp-\(getpid())"
         descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -44,6 +47,7 @@ final class AtomicFileWriter {
     /// Writes what is buffered, closes, and renames the file into place.
     func commit() throws(ItemError) {
         flush()
+        if failure == nil, sync, fsync(descriptor) != 0 { failure = "cannot fsync \(temporary): \(errnoText())" }
         if let failure { throw .io(failure) }
         closed = true
         close(descriptor)
@@ -52,6 +56,7 @@ final class AtomicFileWriter {
             unlink(temporary)
             throw .io("cannot rename \(temporary) to \(path): \(reason)")
         }
+        if sync { try POSIXFileSystem().syncDirectory(URL(fileURLWithPath: path).deletingLastPathComponent().path) }
     }
 
     private func flush() {
