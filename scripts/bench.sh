@@ -7,6 +7,7 @@
 #   BENCH_ROUNDS=3    rounds of every 5000-record case (the table shows medians)
 #   BENCH_SCALE=1     0 skips the 100,000-record archiver run
 #   BENCH_KEEP=1      keep the work directory (logs, nginx access log, outputs) for a look
+#   BENCH_RESULTS=F   where the table goes (default bench/results.md)
 #   BENCH_OUT=DIR     where the tools write their files (default: the work directory, on disk;
 #                     /dev/shm takes the file system's own costs out of the comparison)
 set -euo pipefail
@@ -17,7 +18,7 @@ archiver=$(realpath "${1:-.build/release/archiver}")
 rounds=${BENCH_ROUNDS:-3}
 scale=${BENCH_SCALE:-1}
 catalog=samples/photos.json
-results=bench/results.md
+results=${BENCH_RESULTS:-bench/results.md}
 concurrency=8
 from=https://via.placeholder.com   # the catalog's image host, answered by nginx via --mirror
 

@@ -71,6 +71,12 @@ final class CommandLineTests: XCTestCase {
         let partly = try CommandRunner.run(["run", "--catalog", bad, "--out", dir.appendingPathComponent("b").path, "--mirror", mirror])
         XCTAssertEqual(partly.status, 1, partly.stderr)
         XCTAssertTrue(partly.stderr.contains("2 done, 1 failed"), partly.stderr)
+
+        let again = try CommandRunner.run(["run", "--catalog", bad, "--out", dir.appendingPathComponent("b").path, "--mirror", mirror])
+        XCTAssertEqual(again.status, 1)
+        XCTAssertTrue(again.stderr.hasPrefix("resuming: 2 done, 1 failed (trying again), 1 to go\n"), again.stderr)
+        let kept = try CommandRunner.run(["run", "--catalog", bad, "--out", dir.appendingPathComponent("b").path, "--mirror", mirror, "--skip-failed"])
+        XCTAssertTrue(kept.stderr.hasPrefix("resuming: 2 done, 1 failed (kept: --skip-failed), 0 to go\n"), kept.stderr)
     }
 
     func testServePrintsItsURLAndAnswersPlaceholderPaths() throws {

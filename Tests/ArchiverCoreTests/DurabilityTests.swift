@@ -60,7 +60,7 @@ final class DurabilityTests: XCTestCase {
         XCTAssertEqual(log.unsyncedFiles, 0)
         XCTAssertGreaterThanOrEqual(log.directorySyncs, 1, "the directory is synced before its files are journaled")
         XCTAssertLessThan(log.directorySyncs, 60, "one directory sync per batch of journal lines, not per image")
-        XCTAssertEqual(Journal.replay(path: BundleLayout(root: out).journal.path).count, 60)
+        XCTAssertEqual(JournalIndex(path: BundleLayout(root: out).journal.path).count, 60)
     }
 
     func testPlainRunsNeverFsync() throws {

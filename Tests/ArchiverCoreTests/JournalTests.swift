@@ -29,11 +29,11 @@ final class JournalTests: XCTestCase {
         handle.seekToEndOfFile()
         handle.write(Data("garbage line\ndone\t3\tu3\ts3\t7\tz\t1\t1".utf8))  // torn: no newline
         try handle.close()
-        let replayed = Journal.replay(path: path)
+        let replayed = JournalIndex(path: path).allRecords()
         XCTAssertEqual(replayed.keys.sorted(), [1, 2])
         XCTAssertEqual(replayed[1]?.status, .done)
         XCTAssertEqual(replayed[1]?.attempts, 2)
-        XCTAssertTrue(Journal.replay(path: dir.appendingPathComponent("none").path).isEmpty)
+        XCTAssertTrue(JournalIndex(path: dir.appendingPathComponent("none").path).allRecords().isEmpty)
     }
 
     func testCompactionKeepsOneLinePerRecord() throws {
@@ -43,10 +43,10 @@ final class JournalTests: XCTestCase {
         for attempt in 1...5 {
             try journal.append(ItemRecord(id: 9, url: "u", source: "s", status: .done, bytes: 1, sha256: "h", width: 1, height: 1, attempts: attempt))
         }
-        let latest = Journal.replay(path: path)
+        let latest = JournalIndex(path: path).allRecords()
         try Journal.compact(path: path, records: Array(latest.values))
         XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").count, 1)
-        XCTAssertEqual(Journal.replay(path: path), latest)
+        XCTAssertEqual(JournalIndex(path: path).allRecords(), latest)
     }
 
     func testIndexCountsWithoutDecodingAndALineDamagedAfterItsIDIsFetchedAgain() throws {

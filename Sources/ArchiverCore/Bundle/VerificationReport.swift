@@ -2,6 +2,7 @@
 public struct VerificationReport: Sendable, Codable, Equatable {
     /// One thing wrong with the bundle.
     public struct Problem: Sendable, Codable, Equatable, CustomStringConvertible {
+        /// What is wrong with an item or file.
         public enum Kind: String, Sendable, Codable {
             case missing
             case notRegularFile = "not-a-file"

@@ -22,9 +22,13 @@ public protocol Fetching: Sendable {
 
 /// Limits every fetch obeys.
 public struct FetchLimits: Sendable {
+    /// Most requests in flight, and connections kept.
     public var concurrency: Int
+    /// Seconds one attempt may take.
     public var timeout: Double
+    /// Largest body accepted.
     public var maxBytes: Int64
+    /// Redirects followed before `too-many-redirects`.
     public var maxRedirects: Int
 
     public init(concurrency: Int = 8, timeout: Double = 30, maxBytes: Int64 = 50 << 20, maxRedirects: Int = 10) {

@@ -1,5 +1,6 @@
 /// The recorded outcome of one catalog item, as the journal keeps it.
 public struct ItemRecord: Sendable, Equatable {
+    /// Where an item stands: archived, failed with a recorded error, or not attempted yet.
     public enum Status: String, Sendable, Codable {
         case done, failed, pending
     }

@@ -67,11 +67,6 @@ public final class Journal: Sendable {
         if let failure { throw .io(failure) }
     }
 
-    /// Reads a journal: the last record per id wins; a malformed or unterminated line is skipped.
-    public static func replay(path: String) -> [Int: ItemRecord] {
-        JournalIndex(path: path).allRecords()
-    }
-
     /// Replaces a journal with just `records` (one line each), atomically.
     public static func compact(path: String, records: [ItemRecord], sync: Bool = false) throws(ItemError) {
         let writer = try AtomicFileWriter(path: path, sync: sync)

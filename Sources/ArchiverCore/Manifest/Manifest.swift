@@ -4,12 +4,14 @@ import Foundation
 /// nothing that changes from run to run (no times, durations or host names), so the same
 /// catalog archived twice from the same server gives the same bytes.
 public struct Manifest: Sendable, Codable, Equatable {
+    /// Which catalog the bundle was made from, and how many records it had.
     public struct CatalogInfo: Sendable, Codable, Equatable {
         public var source: String
         public var sha256: String
         public var records: Int
     }
 
+    /// One catalog record and its outcome; `path` and the file facts are present only when done, `error` only when failed.
     public struct Item: Sendable, Codable, Equatable {
         public var id: Int
         public var albumId: Int

@@ -7,13 +7,17 @@ public struct RunSummary: Sendable {
     public var progress: Progress
     /// Item counts in the manifest written at the end.
     public var done = 0
+    /// Items failed.
     public var failed = 0
+    /// Items not attempted (only after an interruption).
     public var pending = 0
     /// Bytes of all done items' files.
     public var bundleBytes: Int64 = 0
+    /// Wall time of the run.
     public var seconds: Double = 0
     /// Whether `cancel()` stopped the run before every job finished.
     public var interrupted = false
+    /// Failed items counted by `error.kind`.
     public var failuresByKind: [String: Int] = [:]
 }
 
@@ -97,8 +101,11 @@ public final class Archiver: Sendable {
             catalog: catalog, field: config.field, mirrors: config.mirrors, journal: previous,
             skipFailed: config.skipFailed, fileSize: store.size(of:))
         if !previous.isEmpty {
-            let keptDone = plan.kept.values.filter { $0.status == .done }.count
-            log("resuming: \(keptDone) done, \(plan.kept.count - keptDone) failed, \(plan.pendingRecords) to go")
+            let keptDone = plan.kept.values.count { $0.status == .done }
+            let failed = config.skipFailed
+                ? "\(plan.kept.count - keptDone) failed (kept: --skip-failed)"
+                : "\(plan.retryingFailures) failed (trying again)"
+            log("resuming: \(keptDone) done, \(failed), \(plan.pendingRecords) to go")
         }
         if config.prune { store.prune(keeping: Set(catalog.records.map(\.id))) }
 

@@ -1,7 +1,9 @@
 
 /// A snapshot of a run's progress.
 public struct Progress: Sendable, Equatable {
+    /// Records done this run.
     public var done = 0
+    /// Records failed this run.
     public var failed = 0
     /// Records the run set out to attempt (excludes kept outcomes).
     public var total = 0

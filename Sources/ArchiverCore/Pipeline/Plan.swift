@@ -2,6 +2,7 @@ import Foundation
 
 /// One download: a distinct URL to fetch and every record that needs its body.
 public struct FetchJob: Sendable {
+    /// A record that gets its file from this job's body.
     public struct Target: Sendable, Equatable {
         public var id: Int
         /// The catalog URL of this record (before `--mirror`).
@@ -25,6 +26,8 @@ public struct Plan: Sendable {
     public var jobs: [FetchJob] = []
     /// Records to attempt this run.
     public var pendingRecords = 0
+    /// Of those, records that failed in an earlier run and are tried again.
+    public var retryingFailures = 0
 
     /// Groups records by the URL to fetch (so each distinct URL is requested once) and skips
     /// records whose journaled file is still there with the recorded size.
@@ -44,9 +47,12 @@ public struct Plan: Sendable {
                     kept[record.id] = previous
                     continue
                 }
-                if previous.status == .failed, skipFailed {
-                    kept[record.id] = previous
-                    continue
+                if previous.status == .failed {
+                    if skipFailed {
+                        kept[record.id] = previous
+                        continue
+                    }
+                    retryingFailures += 1
                 }
             }
             let source = mirrors.resolve(url)

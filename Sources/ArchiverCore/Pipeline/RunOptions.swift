@@ -9,9 +9,7 @@ struct RunOptions: Codable, Equatable {
 
     /// Refuses a mismatch with what the directory already records, then records these.
     func claim(_ layout: BundleLayout) throws(RunError) {
-        if let data = try? Data(contentsOf: layout.options),
-            let recorded = try? JSONDecoder().decode(RunOptions.self, from: data)
-        {
+        if let recorded = Self.read(layout) {
             let directory = layout.root.path
             if recorded.field != field {
                 throw .optionsChanged(

@@ -3,6 +3,7 @@ import Foundation
 /// What a bundle directory holds now, read from its journal without touching the network:
 /// `archiver status`.
 public struct BundleStatus: Sendable, Codable, Equatable {
+    /// The failures of one error kind.
     public struct FailureGroup: Sendable, Codable, Equatable {
         public var kind: String
         public var count: Int
@@ -10,6 +11,7 @@ public struct BundleStatus: Sendable, Codable, Equatable {
         public var examples: [Example]
     }
 
+    /// One failed item, as an example of its kind.
     public struct Example: Sendable, Codable, Equatable {
         public var id: Int
         public var message: String
@@ -79,6 +81,7 @@ public struct BundleStatus: Sendable, Codable, Equatable {
 
 /// Human-readable byte counts (decimal units, as the closing line prints them).
 public enum ByteCount {
+    /// `bytes` as B, kB, MB or GB with one decimal.
     public static func format(_ bytes: Int64) -> String {
         let value = Double(bytes)
         if value >= 1e9 { return String(format: "%.1f GB", value / 1e9) }

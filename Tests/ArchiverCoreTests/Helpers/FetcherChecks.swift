@@ -175,6 +175,7 @@ struct FetcherChecks {
         let server = try TestServer()
         defer { server.stop() }
         server.route("/hang", HTTPResponse(status: 200, body: .hang))
+        server.route("/after", .text(200, "after"))
         let fetcher = make(FetchLimits())
         let result = Locked<[FetchOutcome]>([])
         let done = DispatchSemaphore(value: 0)
@@ -187,7 +188,11 @@ struct FetcherChecks {
         task.cancel()
         XCTAssertEqual(done.wait(timeout: .now() + 2), .success)
         task.cancel()
-        Thread.sleep(forTimeInterval: 0.2)
+        // A later request through the same transfer thread: once it completes, a second
+        // completion for the cancelled task would already have been delivered.
+        server.release()
+        let (after, _) = Self.outcome(of: fetcher, server.url("/after"))
+        guard case .body? = after else { return XCTFail("the barrier request failed: \(String(describing: after))") }
         let outcomes = result.withLock { $0 }
         XCTAssertEqual(outcomes.count, 1, "the completion runs exactly once")
         guard case .cancelled? = outcomes.first else { return XCTFail("expected .cancelled, got \(outcomes)") }
