@@ -104,7 +104,7 @@ public final class Archiver: Sendable {
             let keptDone = plan.kept.values.count { $0.status == .done }
             let failed = config.skipFailed
                 ? "\(plan.kept.count - keptDone) failed (kept: --skip-failed)"
-                : "\(plan.retryingFailures) failed (trying again)"
+                : "\(plan.retryingFailures) failed" + (plan.retryingFailures > 0 ? " (trying again)" : "")
             log("resuming: \(keptDone) done, \(failed), \(plan.pendingRecords) to go")
         }
         if config.prune { store.prune(keeping: Set(catalog.records.map(\.id))) }
