@@ -7,15 +7,7 @@ import XCTest
 @testable import ArchiverCore
 
 final class HTTPServerTests: XCTestCase {
-    private static let session: URLSession = {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.urlCache = nil
-        configuration.httpMaximumConnectionsPerHost = 64
-        configuration.timeoutIntervalForRequest = 10
-        return URLSession(configuration: configuration)
-    }()
-
-    private var session: URLSession { Self.session }
+    private var session: URLSession { TestClient.session }
 
     func testServesBodyWithContentTypeAndContentLength() async throws {
         let server = try TestServer()

@@ -6,12 +6,7 @@ import XCTest
 @testable import ArchiverCore
 
 final class PlaceholderImagesTests: XCTestCase {
-    private static let session: URLSession = {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.urlCache = nil
-        configuration.timeoutIntervalForRequest = 10
-        return URLSession(configuration: configuration)
-    }()
+    private static var session: URLSession { TestClient.session }
 
     /// Stands in for the PNG encoder: bytes that spell out what was asked for.
     private static func fakePNG(_ size: Int, _ red: UInt8, _ green: UInt8, _ blue: UInt8) -> Data {
