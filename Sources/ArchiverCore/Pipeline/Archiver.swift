@@ -133,26 +133,7 @@ public final class Archiver: Sendable {
         let interrupted = feed.withLock { $0.cancelled } && recorded < ledger.progress.total
         let outcomes = ledger.outcomes
         let manifest = Manifest(catalog: catalog, field: config.field, mirrors: config.mirrors, outcomes: outcomes)
-        // The page is written beside the manifest, on another core.
-        let gallery = Locked<String?>(nil)
-        let galleryDone = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            do { try Gallery.write(for: manifest, in: layout, sync: config.durable) } catch { gallery.withLock { $0 = "\(error)" } }
-            galleryDone.signal()
-        }
-        do {
-            try manifest.write(to: layout.manifest, sync: config.durable)
-            // A run that started from an empty journal wrote one line per record: nothing to compact.
-            if !interrupted, previous.lineCount > 0 {
-                let current = manifest.items.compactMap { outcomes[$0.id] }
-                try Journal.compact(path: layout.journal.path, records: current, sync: config.durable)
-            }
-        } catch {
-            galleryDone.wait()
-            throw .io(error.description)
-        }
-        galleryDone.wait()
-        if let error = gallery.withLock({ $0 }) { throw .io(error) }
+        try writeBundle(manifest, outcomes: outcomes, layout: layout, compact: !interrupted && previous.lineCount > 0)
         return summarize(manifest, progress: ledger.progress, started: started, interrupted: interrupted)
     }
 
