@@ -3,7 +3,7 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 APT_PACKAGES = pkg-config libpng-dev zlib1g-dev libssl-dev libarchive-dev libcurl4-openssl-dev
 
-.PHONY: all deps build demo test install bench acceptance clean
+.PHONY: all deps build demo test sanitize install bench acceptance clean
 
 all: build
 
@@ -33,6 +33,12 @@ test: deps
 # the 100,000-record run.
 bench: build
 	scripts/bench.sh "$$($(SWIFT) build -c release --show-bin-path)/archiver"
+
+# The test suite under ThreadSanitizer, then AddressSanitizer (XCTest's own objects show as
+# leaks, so leak detection is off).
+sanitize: deps
+	$(SWIFT) test --disable-swift-testing --sanitize=thread --scratch-path .build/tsan
+	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --disable-swift-testing --sanitize=address --scratch-path .build/asan
 
 # The issues' acceptance checks against the real catalog on a loopback nginx (about 30 s).
 acceptance: build
