@@ -255,4 +255,31 @@ final class ResumeTests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: out.appendingPathComponent("images/2.png")), Fixtures.served("/600/bbbbbb"))
         XCTAssertEqual(server.count("/600/bbbbbb"), 2, "fetched again, not trusted")
     }
+
+    func testARerunWithNothingNewRewritesNothingButRepairsMissingOrDamagedOutput() throws {
+        let server = try Fixtures.placeholderServer()
+        let out = Fixtures.temporaryDirectory(self)
+        let config = Fixtures.configuration(out: out, server: server)
+        let catalog = try Fixtures.catalog(Fixtures.records(5))
+        _ = try Fixtures.run(config, catalog: catalog)
+        let layout = BundleLayout(root: out)
+        let manifest = try Data(contentsOf: layout.manifest)
+        let gallery = try Data(contentsOf: layout.gallery)
+        func inode(_ url: URL) throws -> Int {
+            try XCTUnwrap(FileManager.default.attributesOfItem(atPath: url.path)[.systemFileNumber] as? Int)
+        }
+        let (manifestInode, galleryInode, journalInode) = (try inode(layout.manifest), try inode(layout.gallery), try inode(layout.journal))
+
+        _ = try Fixtures.run(config, catalog: catalog)
+        XCTAssertEqual(try inode(layout.manifest), manifestInode, "an unchanged bundle is not rewritten")
+        XCTAssertEqual(try inode(layout.gallery), galleryInode)
+        XCTAssertEqual(try inode(layout.journal), journalInode, "nor its journal compacted")
+
+        try FileManager.default.removeItem(at: layout.gallery)
+        try Data(manifest.prefix(100)).write(to: layout.manifest)
+        _ = try Fixtures.run(config, catalog: catalog)
+        XCTAssertEqual(try Data(contentsOf: layout.manifest), manifest, "a damaged manifest is written again")
+        XCTAssertEqual(try Data(contentsOf: layout.gallery), gallery, "a missing page is written again")
+        XCTAssertEqual(server.total, 5)
+    }
 }

@@ -97,9 +97,10 @@ public final class Archiver: Sendable {
         let store = KeyedStore(directory: layout.images, fileSystem: fileSystem, durable: config.durable)
         do { try store.prepare() } catch { throw .io(error.description) }
         let previous = JournalIndex(path: layout.journal.path)
+        let images = OpenDirectory(path: layout.images.path)
         let plan = Plan(
             catalog: catalog, field: config.field, mirrors: config.mirrors, journal: previous,
-            skipFailed: config.skipFailed, fileSize: store.size(of:))
+            skipFailed: config.skipFailed) { images?.size(of: KeyedStore.fileName(for: $0)) }
         if !previous.isEmpty {
             let keptDone = plan.kept.values.count { $0.status == .done }
             let failed = config.skipFailed
@@ -132,9 +133,18 @@ public final class Archiver: Sendable {
         let recorded = ledger.progress.done + ledger.progress.failed
         let interrupted = feed.withLock { $0.cancelled } && recorded < ledger.progress.total
         let outcomes = ledger.outcomes
-        let manifest = Manifest(catalog: catalog, field: config.field, mirrors: config.mirrors, outcomes: outcomes)
-        try writeBundle(manifest, outcomes: outcomes, layout: layout, compact: !interrupted && previous.lineCount > 0)
-        return summarize(manifest, progress: ledger.progress, started: started, interrupted: interrupted)
+        // Nothing new, nothing superseded, every record kept: the journal is already compact, and
+        // if the bundle's files are the ones the last completed run wrote, they are already right.
+        let unchanged = recorded == 0 && plan.invalidated.isEmpty && plan.kept.count == catalog.records.count
+            && previous.lineCount == previous.count && previous.count == plan.kept.count
+        let written = BundleStamp(catalog: catalog, field: config.field, layout: layout)
+        if !(unchanged && written != nil && written == BundleStamp.read(layout)) {
+            let manifest = Manifest(catalog: catalog, field: config.field, mirrors: config.mirrors, outcomes: outcomes)
+            try writeBundle(
+                manifest, outcomes: outcomes, layout: layout, compact: !interrupted && previous.lineCount > 0 && !unchanged)
+            if !interrupted { BundleStamp(catalog: catalog, field: config.field, layout: layout)?.write(layout) }
+        }
+        return summarize(catalog, outcomes: outcomes, progress: ledger.progress, started: started, interrupted: interrupted)
     }
 
     /// Keeps at most 2 x concurrency jobs between queued and stored. That bounds memory (bodies
@@ -175,18 +185,24 @@ public final class Archiver: Sendable {
         if signal { done.signal() }
     }
 
-    private func summarize(_ manifest: Manifest, progress: Progress, started: DispatchTime, interrupted: Bool)
-        -> RunSummary
-    {
+    /// Counts what the manifest says, record by record: an outcome counts only for the URL the
+    /// catalog has now (as in `Manifest`); anything else is pending.
+    private func summarize(
+        _ catalog: Catalog, outcomes: [Int: ItemRecord], progress: Progress, started: DispatchTime, interrupted: Bool
+    ) -> RunSummary {
         var summary = RunSummary(progress: progress, interrupted: interrupted)
-        for item in manifest.items {
-            switch item.status {
+        for record in catalog.records {
+            guard let outcome = outcomes[record.id], outcome.url == record.url(for: configuration.field) else {
+                summary.pending += 1
+                continue
+            }
+            switch outcome.status {
             case .done:
                 summary.done += 1
-                summary.bundleBytes += item.bytes ?? 0
+                summary.bundleBytes += outcome.bytes
             case .failed:
                 summary.failed += 1
-                summary.failuresByKind[item.error?.kind ?? "unknown", default: 0] += 1
+                summary.failuresByKind[outcome.error?.kind ?? "unknown", default: 0] += 1
             case .pending:
                 summary.pending += 1
             }

@@ -36,6 +36,8 @@ public struct Plan: Sendable {
         skipFailed: Bool, fileSize: (Int) -> Int64?
     ) {
         var jobIndex: [String: Int] = [:]
+        jobIndex.reserveCapacity(catalog.records.count)
+        kept.reserveCapacity(journal.count)
         for record in catalog.records {
             let url = record.url(for: field)
             let previous = journal.record(for: record.id)

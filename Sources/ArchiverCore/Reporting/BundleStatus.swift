@@ -49,19 +49,10 @@ public struct BundleStatus: Sendable, Codable, Equatable {
         let lock = BundleLock.isHeld(path: layout.lock.path)
         return BundleStatus(
             directory: directory.path, records: total, done: done, failed: failedRecords.count,
-            pending: max(0, total - done - failedRecords.count), bytesOnDisk: Self.bytes(in: layout.images),
+            pending: max(0, total - done - failedRecords.count),
+            bytesOnDisk: OpenDirectory(path: layout.images.path)?.totalBytes() ?? 0,
             failures: groups.values.sorted { ($0.count, $1.kind) > ($1.count, $0.kind) },
             running: lock.held, runningPID: lock.pid)
-    }
-
-    private static func bytes(in directory: URL) -> Int64 {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        var total: Int64 = 0
-        for name in names {
-            var info = stat()
-            if stat(directory.appendingPathComponent(name).path, &info) == 0 { total += Int64(info.st_size) }
-        }
-        return total
     }
 
     /// The human-readable report.

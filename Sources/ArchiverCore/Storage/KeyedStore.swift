@@ -58,13 +58,6 @@ public struct KeyedStore: Sendable {
         try fileSystem.syncDirectory(directory.path)
     }
 
-    /// The size of a record's file, or nil when it is missing.
-    public func size(of id: Int) -> Int64? {
-        var info = stat()
-        guard stat(path(for: id), &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return Int64(info.st_size)
-    }
-
     /// Removes every `<id>.png` whose id is not in `ids` (`--prune`); returns how many.
     @discardableResult
     public func prune(keeping ids: Set<Int>) -> Int {

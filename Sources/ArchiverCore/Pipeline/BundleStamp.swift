@@ -1,0 +1,35 @@
+import Foundation
+
+/// What the last completed run wrote: `DIR/.archiver/written.json`. A rerun that finds every
+/// record done and unchanged, and `manifest.json` and `index.html` still as that run wrote them,
+/// has nothing to rewrite: the same catalog and journal give the same bytes.
+struct BundleStamp: Codable, Equatable {
+    var catalogSHA256: String
+    var field: ImageField
+    var manifestBytes: Int64
+    var galleryBytes: Int64
+
+    /// The stamp for the files now in the bundle, if both exist.
+    init?(catalog: Catalog, field: ImageField, layout: BundleLayout) {
+        guard let root = OpenDirectory(path: layout.root.path),
+            let manifest = root.size(of: layout.manifest.lastPathComponent),
+            let gallery = root.size(of: layout.gallery.lastPathComponent)
+        else { return nil }
+        catalogSHA256 = catalog.sha256
+        self.field = field
+        manifestBytes = manifest
+        galleryBytes = gallery
+    }
+
+    static func path(_ layout: BundleLayout) -> URL {
+        layout.state.appendingPathComponent("written.json")
+    }
+
+    static func read(_ layout: BundleLayout) -> BundleStamp? {
+        (try? Data(contentsOf: path(layout))).flatMap { try? JSONDecoder().decode(BundleStamp.self, from: $0) }
+    }
+
+    func write(_ layout: BundleLayout) {
+        try? JSONEncoder().encode(self).write(to: Self.path(layout), options: .atomic)
+    }
+}
