@@ -46,4 +46,61 @@ final class CatalogTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("line 2"), "\(error)")
         }
     }
+
+    /// A file read a window at a time gives the same records, in order, and the same SHA-256
+    /// as the whole text in memory, across window edges and for a record longer than a window.
+    func testAFileIsScannedInWindowsExactlyAsTheWholeTextIs() throws {
+        var records = Fixtures.records(3000)
+        records[1234].title = String(repeating: "long \\ title ", count: 12_000)  // ~150 KB, past 64 KiB
+        records[2000].title = "é 🎞 \u{1}"
+        let dir = Fixtures.temporaryDirectory(self)
+        let path = try Fixtures.writeCatalog(records, to: dir.appendingPathComponent("c.json"))
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        XCTAssertGreaterThan(data.count, 600_000, "several 256 KiB windows")
+
+        let fromFile = try Catalog(source: path, path: path)
+        let inMemory = try Catalog(source: path, data: data)
+        XCTAssertEqual(fromFile.sha256, SHA256.hex(data))
+        XCTAssertEqual(inMemory.sha256, fromFile.sha256)
+        XCTAssertEqual(Array(fromFile.records), records)
+        XCTAssertEqual(Array(inMemory.records), records)
+        XCTAssertEqual(fromFile.records[1234], records[1234], "one record read on its own")
+        XCTAssertEqual(fromFile.records.position(ofID: 2001), 2000)
+        XCTAssertNil(fromFile.records.position(ofID: 0))
+        XCTAssertFalse(fromFile.changedSinceLoad)
+    }
+
+    /// A record over the fast parser's 1 MiB limit goes through JSONDecoder, still in order.
+    func testAHugeRecordFallsBackToJSONDecoder() throws {
+        var records = Fixtures.records(3)
+        records[1].title = String(repeating: "x", count: 1_100_000)
+        let dir = Fixtures.temporaryDirectory(self)
+        let path = try Fixtures.writeCatalog(records, to: dir.appendingPathComponent("c.json"))
+        let catalog = try Catalog(source: path, path: path)
+        XCTAssertEqual(Array(catalog.records), records)
+        XCTAssertEqual(catalog.sha256, SHA256.hex(try Data(contentsOf: URL(fileURLWithPath: path))))
+    }
+
+    /// Editing the file in place during a run is noticed rather than read as other records.
+    func testAFileChangedAfterLoadingIsNoticed() throws {
+        let dir = Fixtures.temporaryDirectory(self)
+        let url = dir.appendingPathComponent("c.json")
+        let path = try Fixtures.writeCatalog(Fixtures.records(5), to: url)
+        let catalog = try Catalog(source: path, path: path)
+        let handle = try FileHandle(forWritingTo: url)
+        try handle.truncate(atOffset: 10)
+        try handle.close()
+        XCTAssertTrue(catalog.changedSinceLoad)
+        XCTAssertEqual(catalog.records[4].id, 5, "a record that no longer reads keeps its id")
+        XCTAssertEqual(catalog.records[4].url, "")
+    }
+
+    func testDuplicateIDsAreFoundInAFile() throws {
+        let dir = Fixtures.temporaryDirectory(self)
+        let records = Fixtures.records(4) + [Fixtures.record(2, colour: "000000"), Fixtures.record(4, colour: "000001")]
+        let path = try Fixtures.writeCatalog(records, to: dir.appendingPathComponent("c.json"))
+        XCTAssertThrowsError(try Catalog(source: path, path: path)) { error in
+            XCTAssertEqual(error as? CatalogError, .duplicateIDs(source: path, ids: [2, 4]))
+        }
+    }
 }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 
 /// A parsed catalog: its records in file order, plus where it came from.
@@ -6,31 +9,87 @@ public struct Catalog: Sendable {
     public var source: String
     /// SHA-256 of the catalog bytes.
     public var sha256: String
-    public var records: [CatalogRecord]
+    public let records: CatalogRecords
 
     /// Parses catalog bytes, refusing malformed JSON, bad records and duplicate ids.
     public init(source: String, data: Data) throws(CatalogError) {
-        self.source = source
-        self.sha256 = SHA256.hex(data)
-        do {
-            let fast = data.withUnsafeBytes { CatalogParser.records(in: $0.bindMemory(to: UInt8.self)) }
-            records = try fast ?? JSONDecoder().decode([CatalogRecord].self, from: data)
-        } catch let error as DecodingError {
-            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
-                throw .malformed(source: source, detail: Self.syntaxError(in: data))
+        let storage = CatalogStorage(.bytes(data))
+        var scanner = CatalogScanner { into, offset in
+            let n = min(into.count, max(0, data.count - offset))
+            if n > 0 { data.copyBytes(to: into.bindMemory(to: UInt8.self), from: offset..<(offset + n)) }
+            return n
+        }
+        try self.init(source: source, storage: storage, scanned: scanner.scan()) { data }
+    }
+
+    /// Reads the catalog file at `path` a window at a time; it stays open, and records are read
+    /// back from it when needed, so the file must not be edited in place during a run.
+    public init(source: String, path: String) throws(CatalogError) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        var info = stat()
+        guard descriptor >= 0, fstat(descriptor, &info) == 0 else {
+            let reason = errno == ENOENT ? "no such file" : errnoText()
+            if descriptor >= 0 { close(descriptor) }
+            throw .unreadable(source: source, reason: reason)
+        }
+        if (info.st_mode & S_IFMT) == S_IFDIR {
+            close(descriptor)
+            throw .unreadable(source: source, reason: "it is a directory")
+        }
+        let storage = CatalogStorage(.file(descriptor: descriptor, size: Int64(info.st_size), modified: info.st_mtim))
+        var scanner = CatalogScanner { into, offset in
+            while true {
+                let n = pread(descriptor, into.baseAddress, into.count, off_t(offset))
+                if n < 0, errno == EINTR { continue }
+                return n
             }
-            throw CatalogError(decoding: error, source: source)
-        } catch {
-            throw .malformed(source: source, detail: "\(error)")
         }
-        var seen = Set<Int>()
-        var duplicates: [Int] = []
-        for record in records where !seen.insert(record.id).inserted {
-            duplicates.append(record.id)
+        try self.init(source: source, storage: storage, scanned: scanner.scan()) { () throws(CatalogError) -> Data in
+            do {
+                return try Data(contentsOf: URL(fileURLWithPath: path))
+            } catch {
+                throw .unreadable(source: source, reason: (error as NSError).localizedFailureReason ?? error.localizedDescription)
+            }
         }
+    }
+
+    /// Uses the scan if there is one; otherwise decodes the whole text with JSONDecoder, which
+    /// either reads a shape the fast parser refused or says what is wrong and where.
+    private init(
+        source: String, storage: CatalogStorage, scanned: CatalogScanner.Result?,
+        text: () throws(CatalogError) -> Data
+    ) throws(CatalogError) {
+        self.source = source
+        if let scanned {
+            sha256 = scanned.sha256
+            records = CatalogRecords(storage: storage, entries: scanned.entries, end: scanned.end)
+        } else {
+            let data = try text()
+            sha256 = SHA256.hex(data)
+            let decoded: [CatalogRecord]
+            do {
+                decoded = try JSONDecoder().decode([CatalogRecord].self, from: data)
+            } catch let error as DecodingError {
+                if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
+                    throw .malformed(source: source, detail: Self.syntaxError(in: data))
+                }
+                throw CatalogError(decoding: error, source: source)
+            } catch {
+                throw .malformed(source: source, detail: "\(error)")
+            }
+            records = CatalogRecords(
+                storage: CatalogStorage(.decoded(decoded)),
+                entries: decoded.enumerated().map { .init(id: $1.id, offset: $0) }, end: decoded.count)
+        }
+        let duplicates = records.duplicateIDs
         if !duplicates.isEmpty {
             throw .duplicateIDs(source: source, ids: duplicates)
         }
+    }
+
+    /// Whether the catalog file changed since it was loaded (its records may no longer read back).
+    public var changedSinceLoad: Bool {
+        records.storage.changed
     }
 }
 

@@ -24,13 +24,6 @@ public enum CatalogLoader {
                 throw .unreadable(source: source, reason: "the download was cancelled")
             }
         }
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: source))
-        } catch {
-            let reason = (error as NSError).localizedFailureReason ?? error.localizedDescription
-            throw .unreadable(source: source, reason: FileManager.default.fileExists(atPath: source) ? reason : "no such file")
-        }
-        return try Catalog(source: source, data: data)
+        return try Catalog(source: source, path: source)
     }
 }

@@ -13,6 +13,15 @@ struct CatalogParser {
         return parser.array()
     }
 
+    /// The record object that starts at `start` and the index just past its closing brace; nil
+    /// for anything unexpected, including an object cut off by the end of `bytes`.
+    static func record(in bytes: UnsafeBufferPointer<UInt8>, at start: Int) -> (record: CatalogRecord, end: Int)? {
+        var parser = CatalogParser(bytes: bytes)
+        parser.index = start
+        guard let record = parser.object(), parser.index <= bytes.count else { return nil }
+        return (record, parser.index)
+    }
+
     private init(bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
     }
