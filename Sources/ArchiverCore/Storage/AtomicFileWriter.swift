@@ -14,7 +14,7 @@ final class AtomicFileWriter {
     private var failure: String?
     private var closed = false
     private let sync: Bool
-    private static let chunk = 1 << 20
+    private static let chunk = 256 * 1024
 
     /// With `sync`, the file is fsynced before its rename and the directory after (`--durable`).
     init(path: String, sync: Bool = false) throws(ItemError) {
@@ -34,14 +34,16 @@ final class AtomicFileWriter {
         }
     }
 
+    // Flushing before the buffer would outgrow its capacity keeps it at one allocation of
+    // `chunk` bytes (appending past it would double it).
     func append(_ bytes: [UInt8]) {
+        if buffer.count + bytes.count > Self.chunk { flush() }
         buffer += bytes
-        if buffer.count >= Self.chunk { flush() }
     }
 
     func append(_ text: String) {
+        if buffer.count + text.utf8.count > Self.chunk { flush() }
         buffer += text.utf8
-        if buffer.count >= Self.chunk { flush() }
     }
 
     /// Writes what is buffered, closes, and renames the file into place.
