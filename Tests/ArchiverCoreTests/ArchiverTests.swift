@@ -37,6 +37,42 @@ final class ArchiverTests: XCTestCase {
         XCTAssertEqual(gallery.components(separatedBy: "<img").count - 1, 41)
     }
 
+    /// The run streams manifest.json and index.html from the catalog and its outcomes, never
+    /// holding the items; they must be exactly what the whole manifest gives, whatever the
+    /// catalog's order, with shared URLs, a refused URL and a failure among the records.
+    func testStreamedManifestAndPageAreWhatTheWholeManifestGives() throws {
+        let server = try Fixtures.placeholderServer()
+        let out = Fixtures.temporaryDirectory(self)
+        var records = Fixtures.records(30).map { record in
+            var record = record
+            record.albumId = [3, 1, 2][record.id % 3]
+            return record
+        }
+        records += [Fixtures.record(31, colour: "205992", album: 2), Fixtures.record(32, colour: "205992", album: 1)]
+        records.append(CatalogRecord(albumId: 1, id: 33, title: "ftp", url: "ftp://h/x.png", thumbnailUrl: ""))
+        records.append(CatalogRecord(albumId: 2, id: 34, title: "gone", url: Fixtures.host + "/600/nothex", thumbnailUrl: ""))
+        var generator = SystemRandomNumberGenerator()
+        records.shuffle(using: &generator)
+        let catalog = try Fixtures.catalog(records)
+
+        let summary = try Fixtures.run(Fixtures.configuration(out: out, server: server), catalog: catalog)
+        XCTAssertEqual(summary.done, 32)
+        XCTAssertEqual(summary.failed, 2)
+        XCTAssertEqual(server.count("/600/205992"), 1, "two records share one request")
+
+        let written = try Data(contentsOf: out.appendingPathComponent("manifest.json"))
+        let manifest = try Fixtures.manifest(in: out)
+        XCTAssertEqual(manifest.items.map(\.id), Array(1...34))
+        XCTAssertEqual(written, manifest.encoded(), "the streamed bytes are the canonical encoding")
+        XCTAssertEqual(manifest.items.first { $0.id == 33 }?.error?.kind, "invalid-url")
+        XCTAssertEqual(manifest.items.first { $0.id == 34 }?.status, .failed)
+        XCTAssertEqual(manifest.items.first { $0.id == 31 }?.sha256, manifest.items.first { $0.id == 32 }?.sha256)
+        let page = try String(contentsOf: out.appendingPathComponent("index.html"), encoding: .utf8)
+        XCTAssertEqual(page, Gallery.html(for: manifest))
+        let albumOrder = page.matches(of: /<section id="album-(\d+)">/).map { Int($0.output.1)! }
+        XCTAssertEqual(albumOrder, [1, 2, 3])
+    }
+
     func testDuplicateURLsAreFetchedOnceAndEveryRecordGetsItsFile() throws {
         let server = try Fixtures.placeholderServer()
         let out = Fixtures.temporaryDirectory(self)

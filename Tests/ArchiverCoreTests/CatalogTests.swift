@@ -103,4 +103,25 @@ final class CatalogTests: XCTestCase {
             XCTAssertEqual(error as? CatalogError, .duplicateIDs(source: path, ids: [2, 4]))
         }
     }
+
+    /// Records are read back from the file during a run; a file cut short mid-run ends the run
+    /// with an io error instead of a manifest of empty records, and what finished is journaled.
+    func testACatalogEditedDuringARunEndsItWithAnError() throws {
+        let dir = Fixtures.temporaryDirectory(self)
+        let path = try Fixtures.writeCatalog(Fixtures.records(20), to: dir.appendingPathComponent("c.json"))
+        let edited = Locked(false)
+        let server = try TestServer { request in
+            if !edited.withLock({ was in defer { was = true }; return was }) { truncate(path, 10) }
+            return Fixtures.images.respond(to: request)
+        }
+        let out = dir.appendingPathComponent("out")
+        let catalog = try Catalog(source: path, path: path)
+        XCTAssertThrowsError(try Fixtures.run(Fixtures.configuration(out: out, server: server, concurrency: 1), catalog: catalog)) {
+            error in
+            XCTAssertEqual((error as? RunError)?.kind, "io")
+            XCTAssertTrue("\(error)".contains("changed during the run"), "\(error)")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out.appendingPathComponent("manifest.json").path))
+        XCTAssertGreaterThan(JournalIndex(path: out.appendingPathComponent(".archiver/journal").path).count(of: .done), 0)
+    }
 }

@@ -74,7 +74,7 @@ final class JournalTests: XCTestCase {
             CatalogRecord(albumId: 1, id: 3, title: "", url: "u3", thumbnailUrl: ""),
         ])
         let plan = Plan(catalog: catalog, field: .url, mirrors: MirrorMap(), journal: index, skipFailed: false) { _ in 5 }
-        XCTAssertEqual(plan.kept.count, 0, "id 1's URL changed; id 3's line is damaged")
+        XCTAssertEqual(plan.keptCount, 0, "id 1's URL changed; id 3's line is damaged")
         XCTAssertEqual(plan.pendingRecords + plan.rejected.count, 2)
     }
 }

@@ -11,34 +11,69 @@ public enum Gallery {
     /// Writes `index.html` for `manifest` into the bundle atomically, streaming it to disk; with
     /// `sync`, durably.
     public static func write(for manifest: Manifest, in layout: BundleLayout, sync: Bool = false) throws(ItemError) {
+        try write(Contents(manifest), in: layout, sync: sync) { manifest.items[$0] }
+    }
+
+    /// Writes the page for `contents`, asking `item` for each row's item as it is written.
+    static func write(
+        _ contents: Contents, in layout: BundleLayout, sync: Bool, item: (Int) -> Manifest.Item
+    ) throws(ItemError) {
         let writer = try AtomicFileWriter(path: layout.gallery.path, sync: sync)
-        render(manifest) { writer.append($0) }
+        render(contents, item: item) { writer.append($0) }
         try writer.commit()
     }
 
     /// The page for `manifest`.
     public static func html(for manifest: Manifest) -> String {
         var page = ""
-        render(manifest) { page += $0 }
+        render(Contents(manifest), item: { manifest.items[$0] }) { page += $0 }
         return page
     }
 
-    /// Hands the page to `emit` a piece at a time (a row per call).
-    static func render(_ manifest: Manifest, emit: (String) -> Void) {
-        // Indices grouped by album, in id order: the items themselves are not copied.
-        let byAlbum = manifest.items.indices.sorted {
-            (manifest.items[$0].albumId, manifest.items[$0].id) < (manifest.items[$1].albumId, manifest.items[$1].id)
+    /// What the page shows before its rows, and the order of the rows: by album, then by id.
+    /// A row is a reference (`ref`) that the renderer turns into an item only when it writes it.
+    struct Contents {
+        var source: String
+        var counts: [ItemRecord.Status: Int]
+        /// Each ref's album.
+        var albums: [Int]
+        /// Refs in page order: by album, then by id.
+        var order: [Int32]
+
+        /// `albums[ref]` and `id(ref)` give each ref's sort key; refs already in order (the
+        /// common case: catalogs list albums in turn) are not sorted.
+        init(source: String, counts: [ItemRecord.Status: Int], albums: [Int], id: (Int) -> Int) {
+            self.source = source
+            self.counts = counts
+            self.albums = albums
+            order = Array(0..<Int32(albums.count))
+            let sorted = albums.indices.dropFirst().allSatisfy { (albums[$0 - 1], id($0 - 1)) <= (albums[$0], id($0)) }
+            if !sorted {
+                order.sort { (albums[Int($0)], id(Int($0))) < (albums[Int($1)], id(Int($1))) }
+            }
         }
-        var counts: [ItemRecord.Status: Int] = [:]
-        for item in manifest.items { counts[item.status, default: 0] += 1 }
-        var albums: [(album: Int, indices: ArraySlice<Int>)] = []
-        var start = byAlbum.startIndex
-        while start < byAlbum.endIndex {
-            let album = manifest.items[byAlbum[start]].albumId
-            let end = byAlbum[start...].firstIndex { manifest.items[$0].albumId != album } ?? byAlbum.endIndex
-            albums.append((album, byAlbum[start..<end]))
+
+        init(_ manifest: Manifest) {
+            var counts: [ItemRecord.Status: Int] = [:]
+            for item in manifest.items { counts[item.status, default: 0] += 1 }
+            self.init(
+                source: manifest.catalog.source, counts: counts, albums: manifest.items.map(\.albumId),
+                id: { manifest.items[$0].id })
+        }
+    }
+
+    /// Hands the page to `emit` a piece at a time (a row per call).
+    static func render(_ contents: Contents, item: (Int) -> Manifest.Item, emit: (String) -> Void) {
+        let rows = contents.order
+        var albums: [(album: Int, rows: ArraySlice<Int32>)] = []
+        var start = rows.startIndex
+        while start < rows.endIndex {
+            let album = contents.albums[Int(rows[start])]
+            let end = rows[start...].firstIndex { contents.albums[Int($0)] != album } ?? rows.endIndex
+            albums.append((album, rows[start..<end]))
             start = end
         }
+        let counts = contents.counts
         var out = ""
         out += """
             <!DOCTYPE html>
@@ -46,13 +81,13 @@ public enum Gallery {
             <head>
             <meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>Archived images (\(manifest.items.count))</title>
+            <title>Archived images (\(rows.count))</title>
             <style>\(style)</style>
             </head>
             <body>
             <header>
             <h1>Archived images</h1>
-            <p>\(manifest.items.count) items from \(escape(manifest.catalog.source)): \
+            <p>\(rows.count) items from \(escape(contents.source)): \
             \(counts[.done, default: 0]) done, \(counts[.failed, default: 0]) failed, \
             \(counts[.pending, default: 0]) pending.</p>
             <nav>Albums:
@@ -61,11 +96,11 @@ public enum Gallery {
             out += " <a href=\"#album-\(album)\">\(album)</a>"
         }
         out += "</nav>\n</header>\n<main>\n"
-        for (album, indices) in albums {
-            out += "<section id=\"album-\(album)\">\n<h2>Album \(album) <small>(\(indices.count) items)</small></h2>\n"
+        for (album, albumRows) in albums {
+            out += "<section id=\"album-\(album)\">\n<h2>Album \(album) <small>(\(albumRows.count) items)</small></h2>\n"
             out += "<table>\n"
-            for index in indices {
-                row(for: manifest.items[index], into: &out)
+            for ref in albumRows {
+                row(for: item(Int(ref)), into: &out)
                 emit(out)
                 out = ""
             }

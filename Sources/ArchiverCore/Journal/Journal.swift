@@ -67,6 +67,16 @@ public final class Journal: Sendable {
         if let failure { throw .io(failure) }
     }
 
+    /// Replaces a journal with the records `produce` hands over (one line each, in that order;
+    /// pending ones are left out), atomically, without holding them all.
+    static func compact(path: String, sync: Bool = false, produce: ((ItemRecord) -> Void) -> Void) throws(ItemError) {
+        let writer = try AtomicFileWriter(path: path, sync: sync)
+        produce { record in
+            if record.status != .pending { writer.append(JournalLine.encode(record)) }
+        }
+        try writer.commit()
+    }
+
     /// Replaces a journal with just `records` (one line each), atomically.
     public static func compact(path: String, records: [ItemRecord], sync: Bool = false) throws(ItemError) {
         let writer = try AtomicFileWriter(path: path, sync: sync)

@@ -9,6 +9,16 @@ public struct Manifest: Sendable, Codable, Equatable {
         public var source: String
         public var sha256: String
         public var records: Int
+
+        init(_ catalog: Catalog) {
+            self.init(source: catalog.source, sha256: catalog.sha256, records: catalog.records.count)
+        }
+
+        init(source: String, sha256: String, records: Int) {
+            self.source = source
+            self.sha256 = sha256
+            self.records = records
+        }
     }
 
     /// One catalog record and its outcome; `path` and the file facts are present only when done, `error` only when failed.
@@ -28,32 +38,38 @@ public struct Manifest: Sendable, Codable, Equatable {
         public var error: RecordedError?
     }
 
-    public var version = 1
+    public var version = Manifest.currentVersion
     public var catalog: CatalogInfo
     public var field: ImageField
     public var items: [Item]
 
     /// Builds the manifest from the catalog and each record's outcome (missing = pending).
     public init(catalog: Catalog, field: ImageField, mirrors: MirrorMap, outcomes: [Int: ItemRecord]) {
-        self.catalog = CatalogInfo(source: catalog.source, sha256: catalog.sha256, records: catalog.records.count)
+        self.catalog = CatalogInfo(catalog)
         self.field = field
         self.items = catalog.records.sorted { $0.id < $1.id }.map { record in
-            let url = record.url(for: field)
-            let outcome = outcomes[record.id].flatMap { $0.url == url ? $0 : nil }
-            var item = Item(
-                id: record.id, albumId: record.albumId, title: record.title, url: url,
-                source: outcome?.source ?? mirrors.resolve(url), status: outcome?.status ?? .pending,
-                attempts: outcome?.attempts ?? 0)
-            if let outcome, outcome.status == .done {
-                item.path = KeyedStore.relativePath(for: record.id)
-                item.bytes = outcome.bytes
-                item.sha256 = outcome.sha256
-                item.width = outcome.width
-                item.height = outcome.height
-            }
-            item.error = outcome?.status == .failed ? outcome?.error : nil
-            return item
+            Self.item(for: record, field: field, mirrors: mirrors, outcome: outcomes[record.id])
         }
+    }
+
+    /// The manifest item for a record: its outcome if it has one for the URL it has now,
+    /// otherwise pending.
+    static func item(for record: CatalogRecord, field: ImageField, mirrors: MirrorMap, outcome: ItemRecord?) -> Item {
+        let url = record.url(for: field)
+        let outcome = outcome.flatMap { $0.url == url ? $0 : nil }
+        var item = Item(
+            id: record.id, albumId: record.albumId, title: record.title, url: url,
+            source: outcome?.source ?? mirrors.resolve(url), status: outcome?.status ?? .pending,
+            attempts: outcome?.attempts ?? 0)
+        if let outcome, outcome.status == .done {
+            item.path = KeyedStore.relativePath(for: record.id)
+            item.bytes = outcome.bytes
+            item.sha256 = outcome.sha256
+            item.width = outcome.width
+            item.height = outcome.height
+        }
+        item.error = outcome?.status == .failed ? outcome?.error : nil
+        return item
     }
 
     /// The manifest's canonical bytes (see `ManifestEncoding`).
@@ -63,10 +79,22 @@ public struct Manifest: Sendable, Codable, Equatable {
 
     /// Writes the manifest atomically, streaming it to disk; with `sync`, durably.
     public func write(to url: URL, sync: Bool = false) throws(ItemError) {
+        try Self.write(catalog: catalog, field: field, items: items, to: url, sync: sync)
+    }
+
+    /// Writes a manifest whose items (in id order) are made as they are written, so a run
+    /// never holds them all.
+    static func write(
+        catalog: CatalogInfo, field: ImageField, items: some Sequence<Item>, to url: URL, sync: Bool
+    ) throws(ItemError) {
         let writer = try AtomicFileWriter(path: url.path, sync: sync)
-        ManifestEncoding.encode(self) { writer.append($0) }
+        ManifestEncoding.encode(catalog: catalog, field: field, version: Self.currentVersion, items: items) {
+            writer.append($0)
+        }
         try writer.commit()
     }
+
+    static let currentVersion = 1
 
     /// Reads a manifest written by `write(to:)`.
     public static func read(from url: URL) throws -> Manifest {

@@ -9,22 +9,32 @@ enum ManifestEncoding {
 
     /// Hands the bytes to `emit` a line at a time, so a writer can stream them to disk.
     static func encode(_ manifest: Manifest, emit: ([UInt8]) -> Void) {
+        encode(catalog: manifest.catalog, field: manifest.field, version: manifest.version, items: manifest.items, emit: emit)
+    }
+
+    /// The same from parts, with items (in id order) taken one at a time from any sequence.
+    static func encode(
+        catalog: Manifest.CatalogInfo, field: ImageField, version: Int, items: some Sequence<Manifest.Item>,
+        emit: ([UInt8]) -> Void
+    ) {
         var out: [UInt8] = []
-        out += Array("{\n  \"catalog\": {\"records\": \(manifest.catalog.records), \"sha256\": ".utf8)
-        string(manifest.catalog.sha256, into: &out)
+        out += Array("{\n  \"catalog\": {\"records\": \(catalog.records), \"sha256\": ".utf8)
+        string(catalog.sha256, into: &out)
         out += Array(", \"source\": ".utf8)
-        string(manifest.catalog.source, into: &out)
+        string(catalog.source, into: &out)
         out += Array("},\n  \"field\": ".utf8)
-        string(manifest.field.rawValue, into: &out)
+        string(field.rawValue, into: &out)
         out += Array(",\n  \"items\": [".utf8)
-        for (index, item) in manifest.items.enumerated() {
-            out += Array((index == 0 ? "\n    " : ",\n    ").utf8)
+        var empty = true
+        for item in items {
+            out += Array((empty ? "\n    " : ",\n    ").utf8)
+            empty = false
             encode(item, into: &out)
             emit(out)
             out.removeAll(keepingCapacity: true)
         }
-        out += Array((manifest.items.isEmpty ? "],\n" : "\n  ],\n").utf8)
-        out += Array("  \"version\": \(manifest.version)\n}\n".utf8)
+        out += Array((empty ? "],\n" : "\n  ],\n").utf8)
+        out += Array("  \"version\": \(version)\n}\n".utf8)
         emit(out)
     }
 

@@ -4,21 +4,52 @@ extension Archiver {
     /// The last stage: `manifest.json`, with `index.html` written beside it on another core, and
     /// the journal compacted to one line per record when `compact` (a run that started from an
     /// empty journal wrote one line per record: nothing to compact).
-    func writeBundle(
-        _ manifest: Manifest, outcomes: [Int: ItemRecord], layout: BundleLayout, compact: Bool
-    ) throws(RunError) {
-        let durable = configuration.durable
+    ///
+    /// All three are streamed: each pass reads the catalog's records back in turn and joins them
+    /// with the ledger's outcomes, so no list of items or records is ever held.
+    func writeBundle(_ catalog: Catalog, ledger: Ledger, layout: BundleLayout, compact: Bool) throws(RunError) {
+        let config = configuration
+        let records = catalog.records
+        func item(_ position: Int, _ reader: inout CatalogReader) -> (record: CatalogRecord, item: Manifest.Item) {
+            let record = reader.record(position)
+            let outcome = ledger.outcome(at: position, of: record, field: config.field)
+            return (record, Manifest.item(for: record, field: config.field, mirrors: config.mirrors, outcome: outcome))
+        }
+
         let galleryError = Locked<String?>(nil)
         let gallery = DispatchWorkItem {
-            do { try Gallery.write(for: manifest, in: layout, sync: durable) } catch { galleryError.withLock { $0 = "\(error)" } }
+            var reader = CatalogReader(records)
+            var counts: [ItemRecord.Status: Int] = [:]
+            var albums: [Int] = []
+            albums.reserveCapacity(records.count)
+            for position in records.indices {
+                let (record, item) = item(position, &reader)
+                counts[item.status, default: 0] += 1
+                albums.append(record.albumId)
+            }
+            let contents = Gallery.Contents(source: catalog.source, counts: counts, albums: albums, id: records.id(at:))
+            albums = []
+            do {
+                try Gallery.write(contents, in: layout, sync: config.durable) { item($0, &reader).item }
+            } catch {
+                galleryError.withLock { $0 = "\(error)" }
+            }
         }
         DispatchQueue.global().async(execute: gallery)
         var failure: RunError?
         do {
-            try manifest.write(to: layout.manifest, sync: durable)
+            var reader = CatalogReader(records)
+            let items = records.byID.lazy.map { item(Int($0), &reader).item }
+            try Manifest.write(
+                catalog: Manifest.CatalogInfo(catalog), field: config.field, items: items, to: layout.manifest,
+                sync: config.durable)
             if compact {
-                let current = manifest.items.compactMap { outcomes[$0.id] }
-                try Journal.compact(path: layout.journal.path, records: current, sync: durable)
+                try Journal.compact(path: layout.journal.path, sync: config.durable) { emit in
+                    for position in records.byID {
+                        let record = reader.record(Int(position))
+                        if let outcome = ledger.outcome(at: Int(position), of: record, field: config.field) { emit(outcome) }
+                    }
+                }
             }
         } catch {
             failure = .io(error.description)

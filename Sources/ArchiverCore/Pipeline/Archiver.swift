@@ -26,13 +26,15 @@ public struct RunSummary: Sendable {
 /// The pipeline, wired in `run(catalog:)`:
 ///
 ///     catalog ─▶ plan (replay journal, skip done, group by fetch URL, --mirror)
-///             ─▶ OperationQueue (≤ concurrency FetchOperations, fed with back-pressure)
+///             ─▶ OperationQueue (≤ concurrency FetchOperations, made from the plan as the
+///                                window of 2 x concurrency jobs drains)
 ///                  FetchOperation: fetch (retries)                        [libcurl's thread]
 ///                                  ─▶ validate (libpng), hash                 [writer; work queue if --validate full]
 ///                                  ─▶ store (tmpfile, link) ─▶ journal ─▶ ledger [writer queue]
 ///             ─▶ manifest.json, index.html, compacted journal
 public final class Archiver: Sendable {
     private struct Feed {
+        var reader: CatalogReader?
         var next = 0
         var outstanding = 0
         var cancelled = false
@@ -102,13 +104,12 @@ public final class Archiver: Sendable {
             catalog: catalog, field: config.field, mirrors: config.mirrors, journal: previous,
             skipFailed: config.skipFailed) { images?.size(of: KeyedStore.fileName(for: $0)) }
         if !previous.isEmpty {
-            let keptDone = plan.kept.values.count { $0.status == .done }
             let failed = config.skipFailed
-                ? "\(plan.kept.count - keptDone) failed (kept: --skip-failed)"
+                ? "\(plan.keptCount - plan.keptDone) failed (kept: --skip-failed)"
                 : "\(plan.retryingFailures) failed" + (plan.retryingFailures > 0 ? " (trying again)" : "")
-            log("resuming: \(keptDone) done, \(failed), \(plan.pendingRecords) to go")
+            log("resuming: \(plan.keptDone) done, \(failed), \(plan.pendingRecords) to go")
         }
-        if config.prune { store.prune(keeping: Set(catalog.records.map(\.id))) }
+        if config.prune { store.prune(keeping: Set(catalog.records.indices.map(catalog.records.id(at:)))) }
 
         let journal: Journal
         do {
@@ -117,7 +118,9 @@ public final class Archiver: Sendable {
         } catch {
             throw .io(error.description)
         }
-        let ledger = Ledger(kept: plan.kept, total: plan.pendingRecords + plan.rejected.count)
+        let ledger = Ledger(
+            records: catalog.records, mirrors: config.mirrors, previous: previous, kept: plan.kept,
+            total: plan.pendingRecords + plan.rejected.count)
         ledger.record(plan.rejected, bytes: 0)
         self.ledger.withLock { $0 = ledger }
         let stages = PipelineStages(
@@ -127,24 +130,27 @@ public final class Archiver: Sendable {
             rateLimiter: config.rate.map { RateLimiter(rate: $0) }, validateInParallel: config.validation == .full,
             work: DispatchQueue(label: "archiver.work", attributes: .concurrent))
 
-        feedQueue(plan.jobs, stages: stages)
+        feed.withLock { $0.reader = CatalogReader(catalog.records) }
+        feedQueue(plan, stages: stages)
         done.wait()
 
+        if catalog.changedSinceLoad {
+            throw .io("catalog \(catalog.source) changed during the run; nothing was written for the records read "
+                + "after the change. Run again to finish from the journal")
+        }
         let recorded = ledger.progress.done + ledger.progress.failed
         let interrupted = feed.withLock { $0.cancelled } && recorded < ledger.progress.total
-        let outcomes = ledger.outcomes
         // Nothing new, nothing superseded, every record kept: the journal is already compact, and
         // if the bundle's files are the ones the last completed run wrote, they are already right.
-        let unchanged = recorded == 0 && plan.invalidated.isEmpty && plan.kept.count == catalog.records.count
-            && previous.lineCount == previous.count && previous.count == plan.kept.count
+        let unchanged = recorded == 0 && plan.invalidated.isEmpty && plan.keptCount == catalog.records.count
+            && previous.lineCount == previous.count && previous.count == plan.keptCount
         let written = BundleStamp(catalog: catalog, field: config.field, layout: layout)
         if !(unchanged && written != nil && written == BundleStamp.read(layout)) {
-            let manifest = Manifest(catalog: catalog, field: config.field, mirrors: config.mirrors, outcomes: outcomes)
             try writeBundle(
-                manifest, outcomes: outcomes, layout: layout, compact: !interrupted && previous.lineCount > 0 && !unchanged)
+                catalog, ledger: ledger, layout: layout, compact: !interrupted && previous.lineCount > 0 && !unchanged)
             if !interrupted { BundleStamp(catalog: catalog, field: config.field, layout: layout)?.write(layout) }
         }
-        return summarize(catalog, outcomes: outcomes, progress: ledger.progress, started: started, interrupted: interrupted)
+        return summarize(catalog, ledger: ledger, started: started, interrupted: interrupted)
     }
 
     /// Keeps at most 2 x concurrency jobs between queued and stored. That bounds memory (bodies
@@ -152,27 +158,30 @@ public final class Archiver: Sendable {
     /// whose outcome is not yet journaled is made again by the next run, so at most
     /// 2 x concurrency requests are redone per interruption.
     ///
-    /// It refills once a quarter of the window has drained, so operations reach the queue in
-    /// batches: each `addOperations` call costs the queue a lock and a wake-up.
-    private func feedQueue(_ jobs: [FetchJob], stages: PipelineStages) {
+    /// Jobs are made from the plan only as they enter the window (their URLs read back from the
+    /// catalog). It refills once a quarter of the window has drained, so operations reach the
+    /// queue in batches: each `addOperations` call costs the queue a lock and a wake-up.
+    private func feedQueue(_ plan: Plan, stages: PipelineStages) {
         let window = configuration.concurrency * 2
         let refillBelow = window - max(1, window / 4)
         let batch: [FetchOperation] = feed.withLock { feed in
             var batch: [FetchOperation] = []
             guard feed.outstanding <= refillBelow else { return batch }
-            while !feed.cancelled, feed.next < jobs.count, feed.outstanding < window {
-                let operation = FetchOperation(job: jobs[feed.next], stages: stages) { [self] in
+            while !feed.cancelled, feed.next < plan.jobCount, feed.outstanding < window {
+                let job = plan.job(feed.next, reader: &feed.reader!)
+                feed.next += 1
+                guard let job else { continue }
+                let operation = FetchOperation(job: job, stages: stages) { [self] in
                     self.feed.withLock { $0.outstanding -= 1 }
-                    feedQueue(jobs, stages: stages)
+                    feedQueue(plan, stages: stages)
                 }
                 batch.append(operation)
-                feed.next += 1
                 feed.outstanding += 1
             }
             return batch
         }
         if !batch.isEmpty { queue.addOperations(batch, waitUntilFinished: false) }
-        let exhausted = feed.withLock { $0.next >= jobs.count || $0.cancelled }
+        let exhausted = feed.withLock { $0.next >= plan.jobCount || $0.cancelled }
         if exhausted { finishIfIdle() }
     }
 
@@ -185,28 +194,16 @@ public final class Archiver: Sendable {
         if signal { done.signal() }
     }
 
-    /// Counts what the manifest says, record by record: an outcome counts only for the URL the
-    /// catalog has now (as in `Manifest`); anything else is pending.
-    private func summarize(
-        _ catalog: Catalog, outcomes: [Int: ItemRecord], progress: Progress, started: DispatchTime, interrupted: Bool
-    ) -> RunSummary {
-        var summary = RunSummary(progress: progress, interrupted: interrupted)
-        for record in catalog.records {
-            guard let outcome = outcomes[record.id], outcome.url == record.url(for: configuration.field) else {
-                summary.pending += 1
-                continue
-            }
-            switch outcome.status {
-            case .done:
-                summary.done += 1
-                summary.bundleBytes += outcome.bytes
-            case .failed:
-                summary.failed += 1
-                summary.failuresByKind[outcome.error?.kind ?? "unknown", default: 0] += 1
-            case .pending:
-                summary.pending += 1
-            }
-        }
+    /// Counts what the manifest says, from the ledger: an outcome counts only for the URL the
+    /// catalog has now (the ledger keeps no other); anything else is pending.
+    private func summarize(_ catalog: Catalog, ledger: Ledger, started: DispatchTime, interrupted: Bool) -> RunSummary {
+        var summary = RunSummary(progress: ledger.progress, interrupted: interrupted)
+        let tally = ledger.tally()
+        summary.done = tally.done
+        summary.failed = tally.failed
+        summary.pending = catalog.records.count - tally.done - tally.failed
+        summary.bundleBytes = tally.bytes
+        summary.failuresByKind = tally.failuresByKind
         summary.seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
         return summary
     }

@@ -1,4 +1,3 @@
-
 /// A snapshot of a run's progress.
 public struct Progress: Sendable, Equatable {
     /// Records done this run.
@@ -13,26 +12,65 @@ public struct Progress: Sendable, Equatable {
     public var requests = 0
 }
 
-/// Every outcome of a run, collected as items finish; thread-safe.
+/// Every record's outcome, by catalog position, collected as items finish; thread-safe.
+///
+/// An outcome is kept in 56 bytes (the digest as bytes, sizes as integers); the strings of an
+/// `ItemRecord` are made again when asked for: the URL from the catalog, the fetched URL from
+/// `--mirror`, the error from a side table (failures are few). Outcomes carried over from
+/// earlier runs stay in the journal index and are decoded when asked for.
 final class Ledger: Sendable {
+    struct Outcome {
+        enum Code: UInt8 { case none, done, failed, kept }
+        var digest: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        var bytes: Int64 = 0
+        var width: Int32 = 0
+        var height: Int32 = 0
+        var attempts: Int32 = 0
+        var code = Code.none
+    }
+
     private struct State {
-        var outcomes: [Int: ItemRecord]
+        var outcomes: [Outcome]
+        /// Errors of failed outcomes, by position.
+        var errors: [Int32: RecordedError] = [:]
+        /// Fetched URLs that are not what `--mirror` makes of the catalog URL, by position.
+        var sources: [Int32: String] = [:]
         var progress = Progress()
     }
 
+    private let records: CatalogRecords
+    private let mirrors: MirrorMap
+    private let previous: JournalIndex
     private let state: Locked<State>
 
-    init(kept: [Int: ItemRecord], total: Int) {
-        var initial = State(outcomes: kept)
+    /// `kept`: positions whose outcome is `previous`'s; `total`: records to attempt this run.
+    init(records: CatalogRecords, mirrors: MirrorMap, previous: JournalIndex, kept: [Int32], total: Int) {
+        self.records = records
+        self.mirrors = mirrors
+        self.previous = previous
+        var initial = State(outcomes: Array(repeating: Outcome(), count: records.count))
+        for position in kept { initial.outcomes[Int(position)].code = .kept }
         initial.progress.total = total
         state = Locked(initial)
     }
 
-    func record(_ records: [ItemRecord], bytes: Int64) {
+    func record(_ batch: [ItemRecord], bytes: Int64) {
+        let positions = batch.map { records.position(ofID: $0.id) }
         state.withLock { state in
-            for record in records {
-                state.outcomes[record.id] = record
+            for (record, position) in zip(batch, positions) {
                 if record.status == .done { state.progress.done += 1 } else { state.progress.failed += 1 }
+                guard let position, record.status != .pending else { continue }
+                let key = Int32(position)
+                var outcome = Outcome()
+                outcome.code = record.status == .done ? .done : .failed
+                outcome.digest = Self.digest(record.sha256)
+                outcome.bytes = record.bytes
+                outcome.width = Int32(clamping: record.width)
+                outcome.height = Int32(clamping: record.height)
+                outcome.attempts = Int32(clamping: record.attempts)
+                state.outcomes[position] = outcome
+                state.errors[key] = record.status == .failed ? record.error : nil
+                state.sources[key] = record.source == mirrors.resolve(record.url) ? nil : record.source
             }
             state.progress.bytes += bytes
         }
@@ -43,5 +81,86 @@ final class Ledger: Sendable {
     }
 
     var progress: Progress { state.withLock { $0.progress } }
-    var outcomes: [Int: ItemRecord] { state.withLock { $0.outcomes } }
+
+    /// Records recorded this run or carried over.
+    var recordedCount: Int {
+        state.withLock { $0.outcomes.count { $0.code != .none } }
+    }
+
+    /// The outcome of `record` (at `position`), if it has one for the URL it has now.
+    func outcome(at position: Int, of record: CatalogRecord, field: ImageField) -> ItemRecord? {
+        let url = record.url(for: field)
+        let (outcome, error, source) = state.withLock { state in
+            (state.outcomes[position], state.errors[Int32(position)], state.sources[Int32(position)])
+        }
+        switch outcome.code {
+        case .none:
+            return nil
+        case .kept:
+            return previous.record(for: record.id).flatMap { $0.url == url ? $0 : nil }
+        case .done, .failed:
+            return ItemRecord(
+                id: record.id, url: url, source: source ?? mirrors.resolve(url),
+                status: outcome.code == .done ? .done : .failed, bytes: outcome.bytes,
+                sha256: outcome.code == .done ? Self.hex(outcome.digest) : "", width: Int(outcome.width),
+                height: Int(outcome.height), attempts: Int(outcome.attempts), error: error)
+        }
+    }
+
+    /// Statuses and done bytes of every record, without decoding any.
+    func tally() -> (done: Int, failed: Int, bytes: Int64, failuresByKind: [String: Int]) {
+        var result = (done: 0, failed: 0, bytes: Int64(0), failuresByKind: [String: Int]())
+        state.withLock { state in
+            for (position, outcome) in state.outcomes.enumerated() {
+                switch outcome.code {
+                case .none: break
+                case .done:
+                    result.done += 1
+                    result.bytes += outcome.bytes
+                case .failed:
+                    result.failed += 1
+                    result.failuresByKind[state.errors[Int32(position)]?.kind ?? "unknown", default: 0] += 1
+                case .kept:
+                    // Carried over, so its line matched the catalog URL when the plan read it.
+                    guard let kept = previous.record(for: records.id(at: position)) else { break }
+                    if kept.status == .done {
+                        result.done += 1
+                        result.bytes += kept.bytes
+                    } else if kept.status == .failed {
+                        result.failed += 1
+                        result.failuresByKind[kept.error?.kind ?? "unknown", default: 0] += 1
+                    }
+                }
+            }
+        }
+        return result
+    }
+
+    private static func digest(_ hex: String) -> (UInt64, UInt64, UInt64, UInt64) {
+        var words: [UInt64] = [0, 0, 0, 0]
+        var index = 0
+        for byte in hex.utf8.prefix(64) {
+            let nibble: UInt64
+            switch byte {
+            case 0x30...0x39: nibble = UInt64(byte - 0x30)
+            case 0x61...0x66: nibble = UInt64(byte - 0x57)
+            case 0x41...0x46: nibble = UInt64(byte - 0x37)
+            default: nibble = 0
+            }
+            words[index / 16] = words[index / 16] << 4 | nibble
+            index += 1
+        }
+        return (words[0], words[1], words[2], words[3])
+    }
+
+    private static func hex(_ digest: (UInt64, UInt64, UInt64, UInt64)) -> String {
+        let table = Array("0123456789abcdef".utf8)
+        var out = [UInt8](repeating: 0, count: 64)
+        for (word, value) in [digest.0, digest.1, digest.2, digest.3].enumerated() {
+            for nibble in 0..<16 {
+                out[word * 16 + nibble] = table[Int((value >> UInt64(60 - 4 * nibble)) & 0xF)]
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
 }

@@ -14,20 +14,38 @@ public struct FetchJob: Sendable {
 }
 
 /// What a run must do, derived from the catalog and what the journal says is already done.
+///
+/// It holds positions in the catalog, not records: a job's URL is read back from the catalog
+/// when the job is about to be queued (`job(_:reader:)`), so a plan for 100,000 records costs
+/// a few bytes per record rather than a URL and a job object each.
 public struct Plan: Sendable {
-    /// Outcomes carried over from earlier runs (done with the file intact, or kept failures).
-    public var kept: [Int: ItemRecord] = [:]
+    /// Positions of records whose outcome carries over from earlier runs (done with the file
+    /// intact, or a failure kept by `--skip-failed`); the journal index has their outcome.
+    var kept: [Int32] = []
+    /// Of `kept`, how many are done.
+    public var keptDone = 0
     /// Records that failed before any request (a URL that is not http(s)).
     public var rejected: [ItemRecord] = []
     /// Records journaled as done for a URL the catalog no longer has: their old line must be
     /// superseded before anything is fetched, or a kill before the new outcome is journaled
     /// would leave it vouching for a file that now holds other bytes.
     public var invalidated: [ItemRecord] = []
-    public var jobs: [FetchJob] = []
+    /// One job per distinct URL to fetch, in catalog order: the position of its first record.
+    var jobs: [Int32] = []
+    /// Later records sharing a job's URL (duplicate URLs are rare), by job index.
+    var sharers: [Int: [Int32]] = [:]
     /// Records to attempt this run.
     public var pendingRecords = 0
     /// Of those, records that failed in an earlier run and are tried again.
     public var retryingFailures = 0
+
+    let field: ImageField
+    let mirrors: MirrorMap
+
+    /// Records whose outcome carries over.
+    public var keptCount: Int { kept.count }
+    /// Distinct URLs to fetch.
+    public var jobCount: Int { jobs.count }
 
     /// Groups records by the URL to fetch (so each distinct URL is requested once) and skips
     /// records whose journaled file is still there with the recorded size.
@@ -35,30 +53,39 @@ public struct Plan: Sendable {
         catalog: Catalog, field: ImageField, mirrors: MirrorMap, journal: JournalIndex,
         skipFailed: Bool, fileSize: (Int) -> Int64?
     ) {
-        var jobIndex: [String: Int] = [:]
-        jobIndex.reserveCapacity(catalog.records.count)
-        kept.reserveCapacity(journal.count)
-        for record in catalog.records {
+        self.field = field
+        self.mirrors = mirrors
+        // Jobs by the hash of their URL; a URL whose hash an earlier, different URL already has
+        // goes in `collided`. Only a matching hash costs a read of the earlier record.
+        var byHash: [Int: Int32] = [:]
+        byHash.reserveCapacity(catalog.records.count)
+        var collided: [String: Int32] = [:]
+        var records = CatalogReader(catalog.records)
+        var earlier = CatalogReader(catalog.records)
+        for position in catalog.records.indices {
+            let record = records.record(position)
             let url = record.url(for: field)
-            let previous = journal.record(for: record.id)
-            if let previous, previous.url != url, previous.status == .done {
-                invalidated.append(ItemRecord(id: record.id, url: previous.url, source: previous.source, status: .pending))
-            }
-            if let previous, previous.url == url {
-                if previous.status == .done, fileSize(record.id) == previous.bytes {
-                    kept[record.id] = previous
-                    continue
+            if !journal.isEmpty, let previous = journal.record(for: record.id) {
+                if previous.url != url, previous.status == .done {
+                    invalidated.append(ItemRecord(id: record.id, url: previous.url, source: previous.source, status: .pending))
                 }
-                if previous.status == .failed {
-                    if skipFailed {
-                        kept[record.id] = previous
+                if previous.url == url {
+                    if previous.status == .done, fileSize(record.id) == previous.bytes {
+                        kept.append(Int32(position))
+                        keptDone += 1
                         continue
                     }
-                    retryingFailures += 1
+                    if previous.status == .failed {
+                        if skipFailed {
+                            kept.append(Int32(position))
+                            continue
+                        }
+                        retryingFailures += 1
+                    }
                 }
             }
             let source = mirrors.resolve(url)
-            guard let fetchURL = Self.httpURL(source) else {
+            guard Self.httpURL(source) != nil else {
                 rejected.append(
                     ItemRecord(
                         id: record.id, url: url, source: source, status: .failed,
@@ -66,14 +93,37 @@ public struct Plan: Sendable {
                 continue
             }
             pendingRecords += 1
-            let target = FetchJob.Target(id: record.id, url: url)
-            if let index = jobIndex[source] {
-                jobs[index].targets.append(target)
+            let hash = source.hashValue
+            var shared: Int32?
+            if let job = byHash[hash] {
+                if mirrors.resolve(earlier.record(Int(jobs[Int(job)])).url(for: field)) == source {
+                    shared = job
+                } else {
+                    shared = collided[source]
+                    if shared == nil { collided[source] = Int32(jobs.count) }
+                }
             } else {
-                jobIndex[source] = jobs.count
-                jobs.append(FetchJob(source: fetchURL, targets: [target]))
+                byHash[hash] = Int32(jobs.count)
+            }
+            if let shared {
+                sharers[Int(shared), default: []].append(Int32(position))
+            } else {
+                jobs.append(Int32(position))
             }
         }
+    }
+
+    /// Job `index`, its URL and targets read back from the catalog; nil only if the catalog
+    /// was edited during the run and the URL no longer reads (the run then ends with an error).
+    func job(_ index: Int, reader: inout CatalogReader) -> FetchJob? {
+        let first = reader.record(Int(jobs[index]))
+        let url = first.url(for: field)
+        var targets = [FetchJob.Target(id: first.id, url: url)]
+        for position in sharers[index] ?? [] {
+            let record = reader.record(Int(position))
+            targets.append(FetchJob.Target(id: record.id, url: record.url(for: field)))
+        }
+        return Self.httpURL(mirrors.resolve(url)).map { FetchJob(source: $0, targets: targets) }
     }
 
     /// The URL if it is an absolute http(s) URL with a host; the archiver never reads local files.
