@@ -105,7 +105,7 @@ final class CatalogTests: XCTestCase {
     }
 
     /// Records are read back from the file during a run; a file cut short mid-run ends the run
-    /// with an io error instead of a manifest of empty records, and what finished is journaled.
+    /// with a catalog error (exit 2) instead of a manifest of empty records, and what finished is journaled.
     func testACatalogEditedDuringARunEndsItWithAnError() throws {
         let dir = Fixtures.temporaryDirectory(self)
         let path = try Fixtures.writeCatalog(Fixtures.records(20), to: dir.appendingPathComponent("c.json"))
@@ -118,7 +118,7 @@ final class CatalogTests: XCTestCase {
         let catalog = try Catalog(source: path, path: path)
         XCTAssertThrowsError(try Fixtures.run(Fixtures.configuration(out: out, server: server, concurrency: 1), catalog: catalog)) {
             error in
-            XCTAssertEqual((error as? RunError)?.kind, "io")
+            XCTAssertEqual((error as? RunError)?.kind, "catalog")
             XCTAssertTrue("\(error)".contains("changed during the run"), "\(error)")
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: out.appendingPathComponent("manifest.json").path))

@@ -126,6 +126,8 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
     case malformed(source: String, detail: String)
     case badRecord(source: String, index: Int, detail: String)
     case duplicateIDs(source: String, ids: [Int])
+    /// The file was edited in place while a run was reading records back from it.
+    case changedDuringRun(source: String)
 
     public var description: String {
         switch self {
@@ -139,6 +141,9 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
             "catalog \(source) has duplicate ids: "
                 + ids.prefix(5).map(String.init).joined(separator: ", ")
                 + (ids.count > 5 ? " and \(ids.count - 5) more" : "")
+        case .changedDuringRun(let source):
+            "catalog \(source) changed during the run, which reads records back from it; "
+                + "no manifest was written. Replace the file only between runs, then run again to resume"
         }
     }
 

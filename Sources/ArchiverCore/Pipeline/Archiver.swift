@@ -135,8 +135,7 @@ public final class Archiver: Sendable {
         done.wait()
 
         if catalog.changedSinceLoad {
-            throw .io("catalog \(catalog.source) changed during the run; nothing was written for the records read "
-                + "after the change. Run again to finish from the journal")
+            throw .catalog(.changedDuringRun(source: catalog.source))
         }
         let recorded = ledger.progress.done + ledger.progress.failed
         let interrupted = feed.withLock { $0.cancelled } && recorded < ledger.progress.total
