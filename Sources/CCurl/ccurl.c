@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 #include "ccurl.h"
 
 #include <curl/curl.h>
@@ -318,6 +319,7 @@ ccurl_client *ccurl_client_create(long max_connections, ccurl_completion complet
         free_client(c);
         return NULL;
     }
+    pthread_setname_np(c->thread, "ccurl");  /* for profilers and top -H */
     return c;
 }
 
