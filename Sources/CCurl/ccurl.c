@@ -1,10 +1,14 @@
+#define _GNU_SOURCE
 #include "ccurl.h"
 
 #include <curl/curl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 /* One request from submission to completion. */
 struct transfer {
@@ -35,9 +39,20 @@ struct ccurl_client {
     uint64_t *cancels;
     size_t cancel_count, cancel_capacity;
     int stopping, detached;
+    /* The loop is in (or about to enter) curl_multi_poll and nobody has woken it yet: only
+     * then does new work need a write to wake_fd. */
+    int sleeping;
+    /* Easy handles of finished transfers, kept for the next submissions: a reused handle
+     * keeps its buffers and options, so a request costs a few setopts, not an init. */
+    CURL **idle;
+    size_t idle_count;
+    size_t idle_capacity;
 
     /* Owned by the loop thread: transfers added to the multi handle. */
     struct transfer *active;
+    /* An eventfd that wakes the loop from curl_multi_poll (cheaper than curl_multi_wakeup's
+     * socket pair). */
+    int wake_fd;
 };
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -140,6 +155,28 @@ static void free_transfer(struct transfer *t) {
     free(t);
 }
 
+/* Keeps a finished transfer's easy handle for reuse, or cleans it up when enough are kept. */
+static void recycle(ccurl_client *c, struct transfer *t) {
+    if (t->easy) {
+        pthread_mutex_lock(&c->lock);
+        if (!c->stopping && c->idle_count < c->idle_capacity) {
+            c->idle[c->idle_count++] = t->easy;
+            t->easy = NULL;
+        }
+        pthread_mutex_unlock(&c->lock);
+    }
+    free_transfer(t);
+}
+
+/* Wakes the loop if it sleeps; called with the lock held. */
+static void wake_locked(ccurl_client *c) {
+    if (!c->sleeping) return;
+    c->sleeping = 0;
+    uint64_t one = 1;
+    ssize_t ignored = write(c->wake_fd, &one, sizeof one);
+    (void)ignored;
+}
+
 /* Takes `t` off the multi handle, reports it, frees it. Loop thread only. */
 static void finish(ccurl_client *c, struct transfer *t, CURLcode code, int cancelled) {
     curl_multi_remove_handle(c->multi, t->easy);
@@ -165,7 +202,14 @@ static void finish(ccurl_client *c, struct transfer *t, CURLcode code, int cance
 
     t->body = NULL;  /* now the completion's */
     c->completion(t->context, &result);
-    free_transfer(t);
+    recycle(c, t);
+}
+
+static void free_client(ccurl_client *c) {
+    pthread_mutex_destroy(&c->lock);
+    close(c->wake_fd);
+    free(c->idle);
+    free(c);
 }
 
 static void *run_loop(void *argument) {
@@ -215,18 +259,35 @@ static void *run_loop(void *argument) {
             curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&t);
             if (t) finish(c, t, code, 0);
         }
-        curl_multi_poll(c->multi, NULL, 0, 1000, NULL);
+
+        /* Sleep only if nothing arrived meanwhile; submitters see `sleeping` and wake us. */
+        pthread_mutex_lock(&c->lock);
+        int idle = !c->queued_head && !c->cancel_count && !c->stopping;
+        c->sleeping = idle;
+        pthread_mutex_unlock(&c->lock);
+        if (!idle) continue;
+        struct curl_waitfd wake = { .fd = c->wake_fd, .events = POLLIN, .revents = 0 };
+        curl_multi_poll(c->multi, &wake, 1, 1000, NULL);
+        pthread_mutex_lock(&c->lock);
+        c->sleeping = 0;
+        pthread_mutex_unlock(&c->lock);
+        if (wake.revents & POLLIN) {
+            uint64_t count;
+            ssize_t ignored = read(c->wake_fd, &count, sizeof count);
+            (void)ignored;
+        }
     }
 
     while (c->active) finish(c, c->active, CURLE_OK, 1);
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < c->idle_count; i++) curl_easy_cleanup(c->idle[i]);
+    c->idle_count = 0;
+    pthread_mutex_unlock(&c->lock);
     curl_multi_cleanup(c->multi);
     pthread_mutex_lock(&c->lock);
     int detached = c->detached;
     pthread_mutex_unlock(&c->lock);
-    if (detached) {
-        pthread_mutex_destroy(&c->lock);
-        free(c);
-    }
+    if (detached) free_client(c);
     return NULL;
 }
 
@@ -237,12 +298,17 @@ ccurl_client *ccurl_client_create(long max_connections, ccurl_completion complet
     if (!c) return NULL;
     c->completion = completion;
     c->next_id = 1;
-    c->multi = curl_multi_init();
+    if (max_connections < 1) max_connections = 1;
+    c->idle_capacity = (size_t)max_connections * 2;
+    c->idle = calloc(c->idle_capacity, sizeof *c->idle);
+    c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    c->multi = c->idle && c->wake_fd >= 0 ? curl_multi_init() : NULL;
     if (!c->multi) {
+        if (c->wake_fd >= 0) close(c->wake_fd);
+        free(c->idle);
         free(c);
         return NULL;
     }
-    if (max_connections < 1) max_connections = 1;
     curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, max_connections);
     curl_multi_setopt(c->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max_connections);
     curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, max_connections);
@@ -250,10 +316,10 @@ ccurl_client *ccurl_client_create(long max_connections, ccurl_completion complet
     pthread_mutex_init(&c->lock, NULL);
     if (pthread_create(&c->thread, NULL, run_loop, c) != 0) {
         curl_multi_cleanup(c->multi);
-        pthread_mutex_destroy(&c->lock);
-        free(c);
+        free_client(c);
         return NULL;
     }
+    pthread_setname_np(c->thread, "ccurl");  /* for profilers and top -H */
     return c;
 }
 
@@ -263,21 +329,42 @@ void ccurl_client_destroy(ccurl_client *c) {
     pthread_mutex_lock(&c->lock);
     c->stopping = 1;
     c->detached = self;
-    curl_multi_wakeup(c->multi);
+    wake_locked(c);
     pthread_mutex_unlock(&c->lock);
     if (self) {
         pthread_detach(c->thread);  /* the loop frees the client when it returns */
         return;
     }
     pthread_join(c->thread, NULL);
-    pthread_mutex_destroy(&c->lock);
-    free(c);
+    free_client(c);
+}
+
+/* A new easy handle with the options every request shares. */
+static CURL *new_easy(void) {
+    CURL *e = curl_easy_init();
+    if (!e) return NULL;
+    int ok = curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") == CURLE_OK
+        && curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") == CURLE_OK;
+    if (!ok) {
+        curl_easy_cleanup(e);
+        return NULL;
+    }
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    return e;
 }
 
 uint64_t ccurl_submit(ccurl_client *c, const ccurl_request *request, void *context) {
     struct transfer *t = calloc(1, sizeof *t);
     if (!t) return 0;
-    t->easy = curl_easy_init();
+    pthread_mutex_lock(&c->lock);
+    if (c->idle_count > 0) t->easy = c->idle[--c->idle_count];
+    pthread_mutex_unlock(&c->lock);
+    if (!t->easy) t->easy = new_easy();
     if (!t->easy) {
         free(t);
         return 0;
@@ -286,24 +373,16 @@ uint64_t ccurl_submit(ccurl_client *c, const ccurl_request *request, void *conte
     t->max_bytes = request->max_bytes;
     t->content_length = -1;
     CURL *e = t->easy;
-    int ok = curl_easy_setopt(e, CURLOPT_URL, request->url) == CURLE_OK
-        && curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") == CURLE_OK
-        && curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") == CURLE_OK;
-    if (!ok) {
+    /* Every per-request option is set each time, so nothing carries over from a reused handle. */
+    if (curl_easy_setopt(e, CURLOPT_URL, request->url) != CURLE_OK) {
         free_transfer(t);
         return 0;
     }
-    if (request->user_agent) curl_easy_setopt(e, CURLOPT_USERAGENT, request->user_agent);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(e, CURLOPT_USERAGENT, request->user_agent);
     curl_easy_setopt(e, CURLOPT_MAXREDIRS, request->max_redirects);
-    if (request->timeout_ms > 0) curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, request->timeout_ms);
-    if (request->max_bytes > 0) curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)request->max_bytes);
-    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, request->timeout_ms > 0 ? request->timeout_ms : 0L);
+    curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)(request->max_bytes > 0 ? request->max_bytes : 0));
     curl_easy_setopt(e, CURLOPT_WRITEDATA, t);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, t);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
     curl_easy_setopt(e, CURLOPT_PRIVATE, (void *)t);
@@ -317,7 +396,7 @@ uint64_t ccurl_submit(ccurl_client *c, const ccurl_request *request, void *conte
     uint64_t id = t->id = c->next_id++;
     if (c->queued_tail) c->queued_tail->next = t; else c->queued_head = t;
     c->queued_tail = t;
-    curl_multi_wakeup(c->multi);
+    wake_locked(c);
     pthread_mutex_unlock(&c->lock);
     return id;
 }
@@ -336,7 +415,7 @@ void ccurl_cancel(ccurl_client *c, uint64_t id) {
             c->cancel_capacity = capacity;
         }
         c->cancels[c->cancel_count++] = id;
-        curl_multi_wakeup(c->multi);
+        wake_locked(c);
     }
     pthread_mutex_unlock(&c->lock);
 }

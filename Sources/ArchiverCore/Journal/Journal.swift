@@ -50,7 +50,9 @@ public final class Journal: Sendable {
     /// disk). A write that fails part-way is cut back off, so the next line starts clean.
     public func append(_ records: [ItemRecord]) throws(ItemError) {
         guard !records.isEmpty else { return }
-        let bytes = Array(records.map(JournalLine.encode).joined().utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(records.count * 256)
+        for record in records { JournalLine.append(record, to: &bytes) }
         let failure: String? = lock.withLock { _ in
             if durable {
                 do { try beforeCommit() } catch { return "\(error)" }

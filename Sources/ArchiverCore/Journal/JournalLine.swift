@@ -11,23 +11,54 @@ import Glibc
 ///     pending <id> <url> <source>        (an earlier line no longer holds: fetch again)
 enum JournalLine {
     static func encode(_ record: ItemRecord) -> String {
-        var fields = [record.status.rawValue, String(record.id), escape(record.url), escape(record.source)]
+        var bytes: [UInt8] = []
+        append(record, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `record`'s line, newline included, as UTF-8: what `Journal.append` writes, built
+    /// without a String per field.
+    static func append(_ record: ItemRecord, to bytes: inout [UInt8]) {
+        bytes += record.status.rawValue.utf8
+        field(record.id, &bytes)
+        field(escape(record.url), &bytes)
+        field(escape(record.source), &bytes)
         switch record.status {
         case .pending:
             break
         case .done:
-            fields += [
-                String(record.bytes), record.sha256, String(record.width), String(record.height),
-                String(record.attempts),
-            ]
+            field(Int(record.bytes), &bytes)
+            field(record.sha256, &bytes)
+            field(record.width, &bytes)
+            field(record.height, &bytes)
+            field(record.attempts, &bytes)
         case .failed:
             let error = record.error ?? RecordedError(kind: "io", message: "unknown")
-            fields += [
-                String(record.attempts), escape(error.kind), error.status.map(String.init) ?? "-",
-                escape(error.message),
-            ]
+            field(record.attempts, &bytes)
+            field(escape(error.kind), &bytes)
+            if let status = error.status { field(status, &bytes) } else { field("-", &bytes) }
+            field(escape(error.message), &bytes)
         }
-        return fields.joined(separator: "\t") + "\n"
+        bytes.append(0x0A)
+    }
+
+    /// A tab, then `text`.
+    private static func field(_ text: String, _ bytes: inout [UInt8]) {
+        bytes.append(0x09)
+        bytes += text.utf8
+    }
+
+    /// A tab, then `value` in decimal.
+    private static func field(_ value: Int, _ bytes: inout [UInt8]) {
+        bytes.append(0x09)
+        if value < 0 { bytes.append(0x2D) }
+        var magnitude = value.magnitude
+        let start = bytes.count
+        repeat {
+            bytes.append(UInt8(truncatingIfNeeded: magnitude % 10) + 0x30)
+            magnitude /= 10
+        } while magnitude > 0
+        bytes[start...].reverse()
     }
 
     /// Parses one line (without its newline); nil for anything malformed.

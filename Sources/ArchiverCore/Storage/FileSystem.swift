@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import Synchronization
 
 /// The syscalls that durability depends on, behind one seam so tests can inject failures.
 public protocol FileSystem: Sendable {
@@ -37,16 +38,39 @@ public struct POSIXFileSystem: FileSystem {
         if unnamed >= 0 {
             defer { close(unnamed) }
             try write(data, to: unnamed, path: final, sync: sync)
-            if linkat(AT_FDCWD, "/proc/self/fd/\(unnamed)", AT_FDCWD, final, AT_SYMLINK_FOLLOW) == 0 { return }
+            if link(unnamed, as: final) { return }
             guard errno == EEXIST else { return try replace(data, directory: directory, name: name, sync: sync) }
             // Replacing an existing file: give the inode a temporary name, then rename over.
             let temporary = temporaryPath(directory, name)
-            if linkat(AT_FDCWD, "/proc/self/fd/\(unnamed)", AT_FDCWD, temporary, AT_SYMLINK_FOLLOW) == 0 {
-                return try rename(temporary, to: final)
-            }
+            if link(unnamed, as: temporary) { return try rename(temporary, to: final) }
         }
         try replace(data, directory: directory, name: name, sync: sync)
     }
+
+    /// Whether `linkat(fd, "", ..., AT_EMPTY_PATH)` may work here; cleared the first time the
+    /// kernel refuses it (it needs CAP_DAC_READ_SEARCH before Linux 6.10).
+    private static let emptyPathLinks = Atomic(true)
+
+    /// Names the unnamed file `fd` as `path`; false with `errno` set when it cannot.
+    ///
+    /// Linking the descriptor itself (`AT_EMPTY_PATH`) spares the kernel resolving
+    /// `/proc/self/fd/N`, a procfs lookup per file; without the privilege that needs, it
+    /// returns ENOENT, and the `/proc` path is used from then on.
+    private func link(_ fd: Int32, as path: String) -> Bool {
+        let tryEmptyPath = Self.emptyPathLinks.load(ordering: .relaxed)
+        if tryEmptyPath {
+            if linkat(fd, "", AT_FDCWD, path, Self.emptyPath) == 0 { return true }
+            guard errno == ENOENT || errno == EPERM else { return false }
+        }
+        guard linkat(AT_FDCWD, "/proc/self/fd/\(fd)", AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 else { return false }
+        // ENOENT can also mean a missing directory: only a `/proc` link that works proves the
+        // empty path was refused.
+        if tryEmptyPath { Self.emptyPathLinks.store(false, ordering: .relaxed) }
+        return true
+    }
+
+    /// `AT_EMPTY_PATH`, which Swift does not import without `_GNU_SOURCE` (Linux's value).
+    static let emptyPath: Int32 = 0x1000
 
     /// The portable path: write a temporary name, then rename it over the final one.
     private func replace(_ data: Data, directory: String, name: String, sync: Bool) throws(ItemError) {

@@ -5,11 +5,14 @@ import Foundation
 public struct KeyedStore: Sendable {
     /// The `images/` directory.
     public let directory: URL
+    /// `directory.path`, computed once: `URL.path` rebuilds the string on every call.
+    private let directoryPath: String
     let fileSystem: any FileSystem
     let durable: Bool
 
     public init(directory: URL, fileSystem: any FileSystem = POSIXFileSystem(), durable: Bool = false) {
         self.directory = directory
+        directoryPath = directory.path
         self.fileSystem = fileSystem
         self.durable = durable
     }
@@ -27,7 +30,7 @@ public struct KeyedStore: Sendable {
     /// The absolute path of a record's final file (built as a string: `URL.appendingPathComponent`
     /// stats the file system to decide whether the result is a directory).
     public func path(for id: Int) -> String {
-        directory.path + "/" + Self.fileName(for: id)
+        directoryPath + "/" + Self.fileName(for: id)
     }
 
     /// Creates the directory and removes temporary files left by an interrupted run.
@@ -50,12 +53,12 @@ public struct KeyedStore: Sendable {
 
     /// Writes `data` as the file for `id`, atomically; with `durable`, fsynced before it is named.
     public func write(_ data: Data, id: Int) throws(ItemError) {
-        try fileSystem.writeAtomically(data, directory: directory.path, name: Self.fileName(for: id), sync: durable)
+        try fileSystem.writeAtomically(data, directory: directoryPath, name: Self.fileName(for: id), sync: durable)
     }
 
     /// Flushes the directory entries so renamed files survive power loss (`--durable`).
     public func syncDirectory() throws(ItemError) {
-        try fileSystem.syncDirectory(directory.path)
+        try fileSystem.syncDirectory(directoryPath)
     }
 
     /// Removes every `<id>.png` whose id is not in `ids` (`--prune`); returns how many.

@@ -5,22 +5,28 @@ import Foundation
 public enum SHA256 {
     /// The lowercase hex SHA-256 of `data`.
     public static func hex(_ data: Data) -> String {
-        var digest = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        let ok = data.withUnsafeBytes { raw in
-            EVP_Digest(raw.baseAddress, raw.count, &digest, &length, EVP_sha256(), nil)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { digest in
+            var length: UInt32 = 0
+            let ok = data.withUnsafeBytes { raw in
+                EVP_Digest(raw.baseAddress, raw.count, digest.baseAddress, &length, EVP_sha256(), nil)
+            }
+            precondition(ok == 1 && length == 32, "libcrypto EVP_Digest failed")
+            return hexString(UnsafeBufferPointer(digest))
         }
-        precondition(ok == 1 && length == 32, "libcrypto EVP_Digest failed")
-        return hexString(digest)
     }
 
-    static func hexString(_ bytes: [UInt8]) -> String {
-        let table = Array("0123456789abcdef".utf8)
-        var out = [UInt8](repeating: 0, count: bytes.count * 2)
-        for (i, byte) in bytes.enumerated() {
-            out[2 * i] = table[Int(byte >> 4)]
-            out[2 * i + 1] = table[Int(byte & 0x0f)]
+    /// Lowercase hex, written straight into the string's storage.
+    static func hexString(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+            for (i, byte) in bytes.enumerated() {
+                out[2 * i] = hexDigit(byte >> 4)
+                out[2 * i + 1] = hexDigit(byte & 0x0f)
+            }
+            return bytes.count * 2
         }
-        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? 0x30 + nibble : 0x57 + nibble  // "0"..."9", "a"..."f"
     }
 }
