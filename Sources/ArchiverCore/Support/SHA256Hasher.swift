@@ -25,6 +25,6 @@ final class SHA256Hasher {
         var digest = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
         precondition(EVP_DigestFinal_ex(context, &digest, &length) == 1 && length == 32, "libcrypto EVP_DigestFinal_ex failed")
-        return SHA256.hexString(digest)
+        return digest.withUnsafeBufferPointer(SHA256.hexString)
     }
 }
