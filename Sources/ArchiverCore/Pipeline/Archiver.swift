@@ -26,9 +26,9 @@ public struct RunSummary: Sendable {
 /// The pipeline, wired in `run(catalog:)`:
 ///
 ///     catalog ─▶ plan (replay journal, skip done, group by fetch URL, --mirror)
-///             ─▶ OperationQueue (≤ concurrency FetchOperations, made from the plan as the
-///                                window of 2 x concurrency jobs drains)
-///                  FetchOperation: fetch (retries)                        [libcurl's thread]
+///             ─▶ OperationQueue (≤ concurrency FetchOperations of ≤ 32 URLs each, made from the
+///                                plan as they are queued; one request in flight per operation)
+///                  FetchOperation: fetch (retries), next URL's request    [libcurl's thread]
 ///                                  ─▶ validate (libpng), hash                 [writer; work queue if --validate full]
 ///                                  ─▶ store (tmpfile, link) ─▶ journal ─▶ ledger [writer queue]
 ///             ─▶ manifest.json, index.html, compacted journal
@@ -152,29 +152,28 @@ public final class Archiver: Sendable {
         return summarize(catalog, ledger: ledger, started: started, interrupted: interrupted)
     }
 
-    /// Keeps at most 2 x concurrency jobs between queued and stored. That bounds memory (bodies
-    /// waiting to be written do not grow with the catalog) and what a SIGKILL can cost: a request
-    /// whose outcome is not yet journaled is made again by the next run, so at most
-    /// 2 x concurrency requests are redone per interruption.
-    ///
-    /// Jobs are made from the plan only as they enter the window (their URLs read back from the
-    /// catalog). It refills once a quarter of the window has drained, so operations reach the
-    /// queue in batches: each `addOperations` call costs the queue a lock and a wake-up.
+    /// Keeps the queue fed with operations of up to 32 URLs each, at most concurrency + 2 of
+    /// them at a time, made from the plan only as they are queued (their URLs read back from the
+    /// catalog), so memory does not grow with the catalog. Near the end the operations get
+    /// smaller, so the last URLs spread over every slot. Each operation keeps at most 2 URLs
+    /// between request and journal line (see `FetchOperation`), so at most 2 x concurrency
+    /// requests are redone after a SIGKILL.
     private func feedQueue(_ plan: Plan, stages: PipelineStages) {
-        let window = configuration.concurrency * 2
-        let refillBelow = window - max(1, window / 4)
+        let concurrency = configuration.concurrency
         let batch: [FetchOperation] = feed.withLock { feed in
             var batch: [FetchOperation] = []
-            guard feed.outstanding <= refillBelow else { return batch }
-            while !feed.cancelled, feed.next < plan.jobCount, feed.outstanding < window {
-                let job = plan.job(feed.next, reader: &feed.reader!)
-                feed.next += 1
-                guard let job else { continue }
-                let operation = FetchOperation(job: job, stages: stages) { [self] in
+            while !feed.cancelled, feed.next < plan.jobCount, feed.outstanding < concurrency + 2 {
+                let size = min(32, max(1, (plan.jobCount - feed.next) / (4 * concurrency)))
+                var jobs: [FetchJob] = []
+                while jobs.count < size, feed.next < plan.jobCount {
+                    if let job = plan.job(feed.next, reader: &feed.reader!) { jobs.append(job) }
+                    feed.next += 1
+                }
+                guard !jobs.isEmpty else { continue }
+                batch.append(FetchOperation(jobs: jobs, stages: stages) { [self] in
                     self.feed.withLock { $0.outstanding -= 1 }
                     feedQueue(plan, stages: stages)
-                }
-                batch.append(operation)
+                })
                 feed.outstanding += 1
             }
             return batch

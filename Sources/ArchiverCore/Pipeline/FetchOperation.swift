@@ -18,40 +18,53 @@ struct PipelineStages: Sendable {
     let work: DispatchQueue
 }
 
-/// One job on the queue: fetch a URL (retrying what may succeed), validate the body, write a file
-/// for every record that shares the URL, journal them.
+/// One job on the queue: a run of distinct URLs, fetched one after another. For each, it fetches
+/// the URL (retrying what may succeed), and the writer validates the body, writes a file for
+/// every record that shares the URL, and journals them.
 ///
-/// Asynchronous: it holds a queue slot, never a thread, while its request is in flight or it waits
-/// to retry, and it gives the slot back as soon as the request is over, so the next request starts
-/// while this body is validated and stored. `onJobDone` runs once, after everything is journaled.
+/// Asynchronous: it holds a queue slot, never a thread, and has at most one request in flight,
+/// so the queue's `maxConcurrentOperationCount` is the number of requests in flight. When a
+/// body arrives, the next URL's request starts at once, from the thread that delivered the body,
+/// as long as at most one earlier URL of this job is still waiting for its journal line: so at
+/// most 2 URLs per slot are between request and journal, which bounds what a SIGKILL makes the
+/// next run redo to 2 x concurrency requests. Running many URLs per operation spares a thread
+/// hand-off per image (an operation starting on a queue thread wakes one). The operation
+/// finishes once its last URL is journaled; `onFinish` then runs.
 final class FetchOperation: Operation, @unchecked Sendable {
-    /// Where the job is. Every change happens under the lock, and whoever moves it out of
-    /// `waiting` or into `ended` owns what comes next, so a cancel and a timer cannot both act.
+    /// Where the lane's current URL is. Every change happens under the lock, and whoever moves
+    /// it out of `waiting` owns what comes next, so a cancel and a timer cannot both act.
     private enum Phase {
+        /// No URL under way: the next may start.
         case idle
-        case sending(attempt: Int)
-        case inFlight(attempt: Int, task: any FetchTask)
+        /// A URL is under way between steps (deciding, or about to send).
+        case busy
+        case sending(index: Int, attempt: Int)
+        case inFlight(task: any FetchTask)
+        /// Waiting for a retry or the rate limiter.
         case waiting
-        case ended
     }
 
     private struct State {
         var phase = Phase.idle
+        var current = 0
+        var next = 0
+        /// URLs whose request is over and whose records are not journaled yet.
+        var unjournaled = 0
+        var cancelled = false
         var executing = false
+        var finishing = false
         var finished = false
-        var slotReturned = false
-        var jobDone = false
     }
 
-    let job: FetchJob
+    let jobs: [FetchJob]
     private let stages: PipelineStages
-    private let onJobDone: @Sendable () -> Void
+    private let onFinish: @Sendable () -> Void
     private let state = Locked(State())
 
-    init(job: FetchJob, stages: PipelineStages, onJobDone: @escaping @Sendable () -> Void) {
-        self.job = job
+    init(jobs: [FetchJob], stages: PipelineStages, onFinish: @escaping @Sendable () -> Void) {
+        self.jobs = jobs
         self.stages = stages
-        self.onJobDone = onJobDone
+        self.onFinish = onFinish
     }
 
     override var isAsynchronous: Bool { true }
@@ -59,108 +72,168 @@ final class FetchOperation: Operation, @unchecked Sendable {
     override var isFinished: Bool { state.withLock { $0.finished } }
 
     override func start() {
-        if isCancelled { return end() }
+        if isCancelled { state.withLock { $0.cancelled = true } }
         willChangeValue(forKey: "isExecuting")
         state.withLock { $0.executing = true }
         didChangeValue(forKey: "isExecuting")
-        attempt(1)
+        advance()
     }
 
     override func cancel() {
         super.cancel()
-        enum Action { case none, cancelTask(any FetchTask), end }
+        enum Action { case none, cancelTask(any FetchTask), abandon(Int), advance }
         let action: Action = state.withLock { state in
+            state.cancelled = true
             switch state.phase {
-            case .inFlight(_, let task): return .cancelTask(task)
+            case .inFlight(let task): return .cancelTask(task)
             case .waiting:
-                state.phase = .ended
-                return .end
-            default: return .none  // `send` checks isCancelled once its task is recorded
+                state.phase = .busy
+                return .abandon(state.current)
+            case .idle: return .advance
+            default: return .none  // `send` and `attempt` check `cancelled` themselves
             }
         }
         switch action {
         case .none: break
         case .cancelTask(let task): task.cancel()
-        case .end: end()
+        case .abandon(let index): requestOver(index, recorded: false)
+        case .advance: advance()
         }
     }
 
-    private func attempt(_ number: Int) {
-        guard !isCancelled else { return end() }
+    private var cancelled: Bool { state.withLock { $0.cancelled } }
+
+    /// Starts the next URL if the lane is free and allowed to, or finishes the operation once
+    /// every URL it started is journaled and there is nothing more to start.
+    private func advance() {
+        enum Step { case none, start(Int), finish }
+        let step: Step = state.withLock { state in
+            guard state.executing, !state.finishing, case .idle = state.phase else { return .none }
+            if state.cancelled || state.next >= jobs.count {
+                guard state.unjournaled == 0 else { return .none }
+                state.finishing = true
+                return .finish
+            }
+            guard state.unjournaled <= 1 else { return .none }
+            state.current = state.next
+            state.next += 1
+            state.phase = .busy
+            return .start(state.current)
+        }
+        switch step {
+        case .none: break
+        case .start(let index): attempt(index, 1)
+        case .finish: finish()
+        }
+    }
+
+    private func finish() {
+        willChangeValue(forKey: "isExecuting")
+        willChangeValue(forKey: "isFinished")
+        state.withLock {
+            $0.executing = false
+            $0.finished = true
+        }
+        didChangeValue(forKey: "isFinished")
+        didChangeValue(forKey: "isExecuting")
+        onFinish()
+    }
+
+    private func attempt(_ index: Int, _ number: Int) {
+        guard !cancelled else { return requestOver(index, recorded: false) }
         if let wait = stages.rateLimiter?.reserve(), wait > 0 {
-            return schedule(after: wait) { [self] in send(number) }
+            return schedule(index, after: wait) { [self] in send(index, number) }
         }
-        send(number)
+        send(index, number)
     }
 
-    /// Runs `next` after `delay` seconds without holding a thread; a cancel meanwhile ends the job.
-    private func schedule(after delay: Double, _ next: @escaping @Sendable () -> Void) {
-        let waiting: Bool = state.withLock { state in
-            if case .ended = state.phase { return false }
-            state.phase = .waiting
-            return true
-        }
-        guard waiting else { return }
-        if isCancelled { return cancel() }
+    /// Runs `next` after `delay` seconds without holding a thread; a cancel meanwhile ends the URL.
+    private func schedule(_ index: Int, after delay: Double, _ next: @escaping @Sendable () -> Void) {
+        state.withLock { $0.phase = .waiting }
+        if cancelled { return cancel() }
         stages.work.asyncAfter(deadline: .now() + delay) { [self] in
             let claimed: Bool = state.withLock { state in
-                guard case .waiting = state.phase else { return false }
-                state.phase = .idle
+                guard case .waiting = state.phase, state.current == index else { return false }
+                state.phase = .busy
                 return true
             }
             if claimed { next() }
         }
     }
 
-    private func send(_ number: Int) {
-        let go: Bool = state.withLock { state in
-            if case .ended = state.phase { return false }
-            state.phase = .sending(attempt: number)
-            return true
-        }
-        guard go else { return }
-        guard !isCancelled else { return end() }
+    private func send(_ index: Int, _ number: Int) {
+        state.withLock { $0.phase = .sending(index: index, attempt: number) }
+        guard !cancelled else { return requestOver(index, recorded: false) }
         stages.ledger.countRequest()
-        // The completion runs on the fetcher's transfer thread; `handle` only hands work on.
-        let task = stages.fetcher.fetch(job.source) { [self] outcome in handle(outcome, attempt: number) }
+        // The completion runs on the fetcher's transfer thread; `handle` hands the body to the
+        // writer and starts the next URL's request there.
+        let task = stages.fetcher.fetch(jobs[index].source) { [self] outcome in handle(outcome, index, attempt: number) }
         state.withLock { state in
-            // The completion may already have moved on; only an unanswered request is recorded.
-            if case .sending(number) = state.phase { state.phase = .inFlight(attempt: number, task: task) }
+            // The completion may already have moved on (even to the next URL's request); only
+            // this attempt, still unanswered, is recorded.
+            if case .sending(index, number) = state.phase { state.phase = .inFlight(task: task) }
         }
-        if isCancelled { task.cancel() }
+        if cancelled { task.cancel() }
     }
 
-    private func handle(_ outcome: FetchOutcome, attempt number: Int) {
-        state.withLock { state in
-            if case .ended = state.phase { return }
-            state.phase = .idle
-        }
+    private func handle(_ outcome: FetchOutcome, _ index: Int, attempt number: Int) {
+        state.withLock { $0.phase = .busy }
+        let job = jobs[index]
         switch outcome {
         case .cancelled:
-            end()
+            requestOver(index, recorded: false)
         case .body(let data, _):
-            returnSlot()
             if stages.validateInParallel {
-                stages.work.async { [self] in
-                    let checked = check(data)
-                    stages.writer.submit { [self] writer in keep(data, checked, attempts: number, writer) }
+                requestOver(index, recorded: true) {
+                    stages.work.async { [self] in
+                        let checked = check(data)
+                        stages.writer.submit { [self] writer in keep(job, data, checked, attempts: number, writer) }
+                    }
                 }
             } else {
                 // A structure check takes microseconds: cheaper on the writer than a thread hop.
-                stages.writer.submit { [self] writer in keep(data, check(data), attempts: number, writer) }
+                requestOver(index, recorded: true) {
+                    stages.writer.submit { [self] writer in keep(job, data, check(data), attempts: number, writer) }
+                }
             }
         case .failed(let error, let retryAfter):
             // Interrupted mid-retry: leave the item pending rather than failed for good.
-            if isCancelled, error.isRetriable { return end() }
-            guard error.isRetriable, number <= stages.retries, !isCancelled else {
-                return end(failing: error, attempts: number)
+            if cancelled, error.isRetriable { return requestOver(index, recorded: false) }
+            guard error.isRetriable, number <= stages.retries, !cancelled else {
+                return end(index, failing: error, attempts: number)
             }
             if let retryAfter, retryAfter > stages.maxRetryAfter {
                 let note = "Retry-After \(Int(retryAfter)) s is beyond the \(Int(stages.maxRetryAfter)) s cap"
-                return end(failing: error, attempts: number, note: note)
+                return end(index, failing: error, attempts: number, note: note)
             }
             let delay = stages.backoff.delay(afterAttempt: number, retryAfter: retryAfter)
-            schedule(after: delay) { [self] in attempt(number + 1) }
+            schedule(index, after: delay) { [self] in attempt(index, number + 1) }
+        }
+    }
+
+    /// The URL's request is over. With `recorded`, its outcome is on its way to the journal
+    /// (`hand` passes it on) and counts as unjournaled until `journaled` runs; without, the URL
+    /// is left pending. Then the lane moves on.
+    private func requestOver(_ index: Int, recorded: Bool, hand: () -> Void = {}) {
+        state.withLock { state in
+            state.phase = .idle
+            if recorded { state.unjournaled += 1 }
+        }
+        hand()
+        advance()
+    }
+
+    /// On the writer, once a URL's records are journaled.
+    private func journaled() {
+        state.withLock { $0.unjournaled -= 1 }
+        advance()
+    }
+
+    /// The URL failed for good: every record sharing it is recorded failed.
+    private func end(_ index: Int, failing error: ItemError, attempts: Int, note: String? = nil) {
+        let job = jobs[index]
+        requestOver(index, recorded: true) {
+            stages.writer.submit { [self] writer in fail(job, error, attempts: attempts, note: note, writer) }
         }
     }
 
@@ -170,13 +243,13 @@ final class FetchOperation: Operation, @unchecked Sendable {
 
     /// On the writer: stores a checked body, or records why it was refused.
     private func keep(
-        _ data: Data, _ checked: Result<(info: ImageInfo, sha256: String), ItemError>, attempts: Int,
+        _ job: FetchJob, _ data: Data, _ checked: Result<(info: ImageInfo, sha256: String), ItemError>, attempts: Int,
         _ writer: RecordWriter
     ) {
         let facts: (info: ImageInfo, sha256: String)
         switch checked {
         case .success(let checked): facts = checked
-        case .failure(let error): return fail(error, attempts: attempts, writer)
+        case .failure(let error): return fail(job, error, attempts: attempts, writer)
         }
         var records: [ItemRecord] = []
         var written: Int64 = 0
@@ -190,58 +263,25 @@ final class FetchOperation: Operation, @unchecked Sendable {
                         bytes: Int64(data.count), sha256: facts.sha256, width: facts.info.width,
                         height: facts.info.height, attempts: attempts))
             } catch {
-                records.append(failure(error, target: target, attempts: attempts))
+                records.append(failure(job, error, target: target, attempts: attempts))
             }
         }
-        writer.record(records, bytes: written) { [self] in jobDone() }
+        writer.record(records, bytes: written) { [self] in journaled() }
     }
 
     /// On the writer: every record sharing the URL is failed, and a file an earlier run left goes.
-    private func fail(_ error: ItemError, attempts: Int, note: String? = nil, _ writer: RecordWriter) {
-        var records = job.targets.map { failure(error, target: $0, attempts: attempts) }
+    private func fail(_ job: FetchJob, _ error: ItemError, attempts: Int, note: String? = nil, _ writer: RecordWriter) {
+        var records = job.targets.map { failure(job, error, target: $0, attempts: attempts) }
         if let note {
             for index in records.indices { records[index].error?.message += " (\(note))" }
         }
         for target in job.targets { writer.files.remove(id: target.id) }
-        writer.record(records, bytes: 0) { [self] in jobDone() }
+        writer.record(records, bytes: 0) { [self] in journaled() }
     }
 
-    private func failure(_ error: ItemError, target: FetchJob.Target, attempts: Int) -> ItemRecord {
+    private func failure(_ job: FetchJob, _ error: ItemError, target: FetchJob.Target, attempts: Int) -> ItemRecord {
         ItemRecord(
             id: target.id, url: target.url, source: job.source.absoluteString, status: .failed,
             attempts: attempts, error: RecordedError(error))
-    }
-
-    /// Ends the job without a body: gives the slot back and records the failure, if any.
-    private func end(failing error: ItemError? = nil, attempts: Int = 0, note: String? = nil) {
-        state.withLock { $0.phase = .ended }
-        returnSlot()
-        guard let error else { return jobDone() }
-        stages.writer.submit { [self] writer in fail(error, attempts: attempts, note: note, writer) }
-    }
-
-    private func jobDone() {
-        let first: Bool = state.withLock { state in
-            defer { state.jobDone = true }
-            return !state.jobDone
-        }
-        if first { onJobDone() }
-    }
-
-    /// Finishes the operation, giving its queue slot back (the job may still be storing).
-    private func returnSlot() {
-        let first: Bool = state.withLock { state in
-            defer { state.slotReturned = true }
-            return !state.slotReturned
-        }
-        guard first else { return }
-        willChangeValue(forKey: "isExecuting")
-        willChangeValue(forKey: "isFinished")
-        state.withLock {
-            $0.executing = false
-            $0.finished = true
-        }
-        didChangeValue(forKey: "isFinished")
-        didChangeValue(forKey: "isExecuting")
     }
 }
