@@ -79,7 +79,7 @@ public struct Catalog: Sendable {
             }
             records = CatalogRecords(
                 storage: CatalogStorage(.decoded(decoded)),
-                entries: decoded.enumerated().map { .init(id: $1.id, offset: $0) }, end: decoded.count)
+                entries: decoded.enumerated().map { .init(id: $1.id, offset: $0, albumId: $1.albumId) }, end: decoded.count)
         }
         let duplicates = records.duplicateIDs
         if !duplicates.isEmpty {

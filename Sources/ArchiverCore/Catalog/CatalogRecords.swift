@@ -37,13 +37,15 @@ final class CatalogStorage: Sendable {
 
 /// A catalog's records in file order, decoded when read.
 ///
-/// Memory does not grow with the catalog's text: each record costs 16 bytes here (its id and
-/// where its object starts) plus 4 in `byID`, and a record's strings exist only while a reader
+/// Memory does not grow with the catalog's text: each record costs 24 bytes here (its id, its
+/// album and where its object starts) plus 4 in `byID`, and a record's strings exist only while a reader
 /// hands it out. Use a `CatalogReader` for a pass over many records; the subscript reads one.
 public struct CatalogRecords: RandomAccessCollection, Sendable {
     struct Entry {
         var id: Int
         var offset: Int
+        /// Kept so the page can be laid out by album without reading every record back.
+        var albumId: Int
     }
 
     let storage: CatalogStorage
@@ -86,6 +88,11 @@ public struct CatalogRecords: RandomAccessCollection, Sendable {
     /// The id of the record at `position`, without decoding it.
     public func id(at position: Int) -> Int {
         entries[position].id
+    }
+
+    /// The album of the record at `position`, without decoding it.
+    public func albumId(at position: Int) -> Int {
+        entries[position].albumId
     }
 
     /// The position of the record with `id`.

@@ -53,7 +53,7 @@ struct CatalogScanner {
                     lookahead *= 4
                 }
                 guard let (record, stop) = parsed else { return nil }
-                entries.append(.init(id: record.id, offset: base + position))
+                entries.append(.init(id: record.id, offset: base + position, albumId: record.albumId))
                 position = stop
                 end = base + position
                 let separator = nextByte()

@@ -20,15 +20,11 @@ extension Archiver {
         let gallery = DispatchWorkItem {
             var reader = CatalogReader(records)
             var counts: [ItemRecord.Status: Int] = [:]
-            var albums: [Int] = []
-            albums.reserveCapacity(records.count)
             for position in records.indices {
-                let (record, item) = item(position, &reader)
-                counts[item.status, default: 0] += 1
-                albums.append(record.albumId)
+                counts[ledger.status(at: position), default: 0] += 1
             }
-            let contents = Gallery.Contents(source: catalog.source, counts: counts, albums: albums, id: records.id(at:))
-            albums = []
+            let contents = Gallery.Contents(
+                source: catalog.source, counts: counts, albums: records.entries.map(\.albumId), id: records.id(at:))
             do {
                 try Gallery.write(contents, in: layout, sync: config.durable) { item($0, &reader).item }
             } catch {
