@@ -120,14 +120,23 @@ archive=("$archiver" run --catalog "$catalog" --concurrency "$concurrency" --mir
 n=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))))' "$catalog")
 : >"$work/runs.tsv"
 
-for round in $(seq "$rounds"); do
-    # In turns, so background noise on this shared machine spreads over all the tools.
-    out=$(fresh archiver)
+run_archiver() {
+    local out; out=$(fresh archiver)
     complete=$out
     measure archiver "$round" "$out/images" "$n" "${archive[@]}" --out "$out"
-    out=$(fresh curl)
+}
+run_curl() {
+    local out; out=$(fresh curl)
     measure curl "$round" "$out" "$n" \
         curl --parallel --parallel-max "$concurrency" --no-progress-meter --fail --output-dir "$out" -K "$work/curl.cfg"
+}
+
+for round in $(seq "$rounds"); do
+    # In turns, so background noise on this shared machine spreads over all the tools. The pair
+    # the target compares, the archiver and curl, swap places every round: whichever goes first
+    # meets what the previous round left (ext4 creates files more slowly for a while after many
+    # were deleted, and the previous bench's clean-up deleted many).
+    if ((round % 2)); then run_archiver; run_curl; else run_curl; run_archiver; fi
     out=$(fresh wget2)
     measure wget2 "$round" "$out" "$n" \
         wget2 --max-threads "$concurrency" -q -nd -P "$out" -i "$work/wget2.txt"
