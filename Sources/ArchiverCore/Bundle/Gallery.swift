@@ -128,17 +128,26 @@ public enum Gallery {
             bytes += String(number).utf8
         }
 
-        /// `text` with `& < > " '` replaced by entities.
+        /// `text` with `& < > " '` replaced by entities; the runs between them are copied whole.
         mutating func escaped(_ text: String) {
-            for byte in text.utf8 {
-                switch byte {
-                case 0x26: bytes += "&amp;".utf8
-                case 0x3C: bytes += "&lt;".utf8
-                case 0x3E: bytes += "&gt;".utf8
-                case 0x22: bytes += "&quot;".utf8
-                case 0x27: bytes += "&#39;".utf8
-                default: bytes.append(byte)
+            var text = text
+            text.withUTF8 { utf8 in
+                var start = 0
+                for index in utf8.indices {
+                    let entity: StaticString
+                    switch utf8[index] {
+                    case 0x26: entity = "&amp;"
+                    case 0x3C: entity = "&lt;"
+                    case 0x3E: entity = "&gt;"
+                    case 0x22: entity = "&quot;"
+                    case 0x27: entity = "&#39;"
+                    default: continue
+                    }
+                    bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
+                    bytes.append(contentsOf: UnsafeBufferPointer(start: entity.utf8Start, count: entity.utf8CodeUnitCount))
+                    start = index + 1
                 }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
             }
         }
 

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// URL prefix rewrites from `--mirror FROM=TO`: a URL starting with FROM is fetched from TO
 /// plus the rest. The longest matching FROM wins.
 public struct MirrorMap: Sendable, Equatable {
@@ -19,10 +23,19 @@ public struct MirrorMap: Sendable, Equatable {
     /// ASCII, and `String.hasPrefix` compares Unicode characters, which cost a run a few
     /// percent: every record's URL is resolved several times).
     public func resolve(_ url: String) -> String {
-        for rule in rules where url.utf8.starts(with: rule.from.utf8) {
+        for rule in rules where Self.hasBytePrefix(url, rule.from) {
             return rule.to + String(decoding: url.utf8.dropFirst(rule.from.utf8.count), as: UTF8.self)
         }
         return url
+    }
+
+    private static func hasBytePrefix(_ text: String, _ prefix: String) -> Bool {
+        var text = text, prefix = prefix
+        return text.withUTF8 { text in
+            prefix.withUTF8 { prefix in
+                prefix.isEmpty || (text.count >= prefix.count && memcmp(text.baseAddress!, prefix.baseAddress!, prefix.count) == 0)
+            }
+        }
     }
 
     public static func == (lhs: MirrorMap, rhs: MirrorMap) -> Bool {

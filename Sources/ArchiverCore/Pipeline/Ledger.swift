@@ -147,20 +147,27 @@ final class Ledger: Sendable {
     }
 
     private static func digest(_ hex: String) -> (UInt64, UInt64, UInt64, UInt64) {
-        var words: [UInt64] = [0, 0, 0, 0]
-        var index = 0
-        for byte in hex.utf8.prefix(64) {
-            let nibble: UInt64
-            switch byte {
-            case 0x30...0x39: nibble = UInt64(byte - 0x30)
-            case 0x61...0x66: nibble = UInt64(byte - 0x57)
-            case 0x41...0x46: nibble = UInt64(byte - 0x37)
-            default: nibble = 0
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        var hex = hex
+        hex.withUTF8 { utf8 in
+            guard utf8.count == 64 else { return }
+            func word(_ start: Int) -> UInt64 {
+                var value: UInt64 = 0
+                for byte in utf8[start..<(start + 16)] {
+                    let nibble: UInt8
+                    switch byte {
+                    case 0x30...0x39: nibble = byte - 0x30
+                    case 0x61...0x66: nibble = byte - 0x57
+                    case 0x41...0x46: nibble = byte - 0x37
+                    default: nibble = 0
+                    }
+                    value = value << 4 | UInt64(nibble)
+                }
+                return value
             }
-            words[index / 16] = words[index / 16] << 4 | nibble
-            index += 1
+            words = (word(0), word(16), word(32), word(48))
         }
-        return (words[0], words[1], words[2], words[3])
+        return words
     }
 
     private static func hex(_ digest: (UInt64, UInt64, UInt64, UInt64)) -> String {
