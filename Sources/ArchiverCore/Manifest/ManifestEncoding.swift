@@ -40,32 +40,42 @@ enum ManifestEncoding {
 
     /// One item as a single-line object with its keys in sorted order.
     private static func encode(_ item: Manifest.Item, into out: inout [UInt8]) {
+        // Bytes are appended straight from literals and small integer strings: building a
+        // String and an Array per key made the manifest the slowest part of a run's end.
         var first = true
-        func key(_ name: String) {
-            out += Array(((first ? "{\"" : ", \"") + name + "\": ").utf8)
+        func key(_ name: StaticString) {
+            out.append(contentsOf: first ? #"{""#.utf8 : #", ""#.utf8)
+            out.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+            out.append(contentsOf: #"": "#.utf8)
             first = false
         }
-        key("albumId"); out += Array(String(item.albumId).utf8)
-        key("attempts"); out += Array(String(item.attempts).utf8)
-        if let bytes = item.bytes { key("bytes"); out += Array(String(bytes).utf8) }
+        func number(_ value: some BinaryInteger) {
+            out.append(contentsOf: String(value).utf8)
+        }
+        key("albumId"); number(item.albumId)
+        key("attempts"); number(item.attempts)
+        if let bytes = item.bytes { key("bytes"); number(bytes) }
         if let error = item.error {
             key("error")
-            out += Array("{\"kind\": ".utf8)
+            out.append(contentsOf: #"{"kind": "#.utf8)
             string(error.kind, into: &out)
-            out += Array(", \"message\": ".utf8)
+            out.append(contentsOf: #", "message": "#.utf8)
             string(error.message, into: &out)
-            if let status = error.status { out += Array(", \"status\": \(status)".utf8) }
+            if let status = error.status {
+                out.append(contentsOf: #", "status": "#.utf8)
+                number(status)
+            }
             out.append(0x7D)
         }
-        if let height = item.height { key("height"); out += Array(String(height).utf8) }
-        key("id"); out += Array(String(item.id).utf8)
+        if let height = item.height { key("height"); number(height) }
+        key("id"); number(item.id)
         if let path = item.path { key("path"); string(path, into: &out) }
         if let sha256 = item.sha256 { key("sha256"); string(sha256, into: &out) }
         key("source"); string(item.source, into: &out)
         key("status"); string(item.status.rawValue, into: &out)
         key("title"); string(item.title, into: &out)
         key("url"); string(item.url, into: &out)
-        if let width = item.width { key("width"); out += Array(String(width).utf8) }
+        if let width = item.width { key("width"); number(width) }
         out.append(0x7D)
     }
 
