@@ -125,3 +125,56 @@ final class CatalogTests: XCTestCase {
         XCTAssertGreaterThan(JournalIndex(path: out.appendingPathComponent(".archiver/journal").path).count(of: .done), 0)
     }
 }
+
+extension CatalogTests {
+    /// The run reads records back while it writes manifest.json and compacts the journal, after
+    /// its "changed during the run" check. An in-place edit then (here two URLs swapped, same
+    /// length) must still end the run with the catalog error, not compact the journal into lines
+    /// that vouch for the old bytes under the new URLs.
+    func testACatalogEditedWhileTheManifestIsWrittenEndsTheRunWithAnError() throws {
+        let server = try Fixtures.placeholderServer()
+        let dir = Fixtures.temporaryDirectory(self)
+        var records = Fixtures.records(400)
+        records[0] = Fixtures.record(1, colour: "aaaaaa")
+        records[1] = Fixtures.record(2, colour: "bbbbbb")
+        let catalogURL = dir.appendingPathComponent("c.json")
+        let path = try Fixtures.writeCatalog(records, to: catalogURL)
+        let out = dir.appendingPathComponent("out")
+        var config = Fixtures.configuration(out: out, server: server)
+        config.catalogSource = path
+        _ = try Fixtures.run(config, catalog: Catalog(source: path, path: path))
+        // Fetched again, so the next run records them itself and compacts the journal.
+        for id in [1, 2, 400] { try FileManager.default.removeItem(at: out.appendingPathComponent("images/\(id).png")) }
+
+        // The manifest's temporary file is a FIFO: its writer blocks in open until this reader
+        // comes, then in write (the manifest is larger than a pipe holds) until it reads.
+        let fifo = out.appendingPathComponent(".manifest.json.tmp-\(getpid())").path
+        XCTAssertEqual(mkfifo(fifo, 0o644), 0)
+        let drained = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let reader = open(fifo, O_RDONLY)
+            // The run is past its check and writing the manifest: swap the two URLs in place.
+            var text = try! Data(contentsOf: catalogURL)
+            let a = text.range(of: Data("600/aaaaaa".utf8))!, b = text.range(of: Data("600/bbbbbb".utf8))!
+            text.replaceSubrange(a, with: Data("600/bbbbbb".utf8))
+            text.replaceSubrange(b, with: Data("600/aaaaaa".utf8))
+            let handle = try! FileHandle(forWritingTo: catalogURL)
+            try! handle.write(contentsOf: text)
+            try! handle.close()
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while read(reader, &buffer, buffer.count) > 0 {}
+            close(reader)
+            drained.signal()
+        }
+        XCTAssertThrowsError(try Fixtures.run(config, catalog: Catalog(source: path, path: path))) { error in
+            XCTAssertEqual((error as? RunError)?.kind, "catalog", "\(error)")
+        }
+        XCTAssertEqual(drained.wait(timeout: .now() + 10), .success)
+        try? FileManager.default.removeItem(atPath: fifo)
+
+        // Whatever the journal says now, a run over the edited catalog gives each record its URL's bytes.
+        _ = try Fixtures.run(config, catalog: Catalog(source: path, path: path))
+        XCTAssertEqual(try Data(contentsOf: out.appendingPathComponent("images/1.png")), Fixtures.served("/600/bbbbbb"))
+        XCTAssertEqual(try Data(contentsOf: out.appendingPathComponent("images/2.png")), Fixtures.served("/600/aaaaaa"))
+    }
+}

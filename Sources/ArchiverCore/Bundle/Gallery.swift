@@ -15,11 +15,14 @@ public enum Gallery {
     }
 
     /// Writes the page for `contents`, asking `item` for each row's item as it is written.
+    /// `beforeCommit` runs once every row is made; throwing leaves the old page in place.
     static func write(
-        _ contents: Contents, in layout: BundleLayout, sync: Bool, item: (Int) -> Manifest.Item
+        _ contents: Contents, in layout: BundleLayout, sync: Bool, item: (Int) -> Manifest.Item,
+        beforeCommit: () throws(ItemError) -> Void = {}
     ) throws(ItemError) {
         let writer = try AtomicFileWriter(path: layout.gallery.path, sync: sync)
         render(contents, item: item) { writer.append($0) }
+        try beforeCommit()
         try writer.commit()
     }
 

@@ -71,11 +71,16 @@ public final class Journal: Sendable {
 
     /// Replaces a journal with the records `produce` hands over (one line each, in that order;
     /// pending ones are left out), atomically, without holding them all.
-    static func compact(path: String, sync: Bool = false, produce: ((ItemRecord) -> Void) -> Void) throws(ItemError) {
+    /// `beforeCommit` runs once `produce` is done; throwing leaves the journal as it was.
+    static func compact(
+        path: String, sync: Bool = false, produce: ((ItemRecord) -> Void) -> Void,
+        beforeCommit: () throws(ItemError) -> Void = {}
+    ) throws(ItemError) {
         let writer = try AtomicFileWriter(path: path, sync: sync)
         produce { record in
             if record.status != .pending { writer.append(JournalLine.encode(record)) }
         }
+        try beforeCommit()
         try writer.commit()
     }
 

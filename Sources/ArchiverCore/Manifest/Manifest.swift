@@ -84,13 +84,16 @@ public struct Manifest: Sendable, Codable, Equatable {
 
     /// Writes a manifest whose items (in id order) are made as they are written, so a run
     /// never holds them all.
+    /// `beforeCommit` runs once every item is made; throwing leaves the old file in place.
     static func write(
-        catalog: CatalogInfo, field: ImageField, items: some Sequence<Item>, to url: URL, sync: Bool
+        catalog: CatalogInfo, field: ImageField, items: some Sequence<Item>, to url: URL, sync: Bool,
+        beforeCommit: () throws(ItemError) -> Void = {}
     ) throws(ItemError) {
         let writer = try AtomicFileWriter(path: url.path, sync: sync)
         ManifestEncoding.encode(catalog: catalog, field: field, version: Self.currentVersion, items: items) {
             writer.append($0)
         }
+        try beforeCommit()
         try writer.commit()
     }
 

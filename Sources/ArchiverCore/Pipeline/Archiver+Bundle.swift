@@ -16,6 +16,12 @@ extension Archiver {
             return (record, Manifest.item(for: record, field: config.field, mirrors: config.mirrors, outcome: outcome))
         }
 
+        // Every pass below reads records back after `run` checked the file: an edit in place
+        // meanwhile would pair outcomes with other records' URLs (a compacted line vouching for
+        // old bytes under a new URL), so each file is committed only if the catalog is unchanged.
+        let unchanged = { () throws(ItemError) in
+            if catalog.changedSinceLoad { throw .io("catalog \(catalog.source) changed during the run") }
+        }
         let galleryError = Locked<String?>(nil)
         let gallery = DispatchWorkItem {
             var reader = CatalogReader(records)
@@ -26,7 +32,7 @@ extension Archiver {
             let contents = Gallery.Contents(
                 source: catalog.source, counts: counts, albums: records.entries.map(\.albumId), id: records.id(at:))
             do {
-                try Gallery.write(contents, in: layout, sync: config.durable) { item($0, &reader).item }
+                try Gallery.write(contents, in: layout, sync: config.durable, item: { item($0, &reader).item }, beforeCommit: unchanged)
             } catch {
                 galleryError.withLock { $0 = "\(error)" }
             }
@@ -38,19 +44,22 @@ extension Archiver {
             let items = records.byID.lazy.map { item(Int($0), &reader).item }
             try Manifest.write(
                 catalog: Manifest.CatalogInfo(catalog), field: config.field, items: items, to: layout.manifest,
-                sync: config.durable)
+                sync: config.durable, beforeCommit: unchanged)
             if compact {
-                try Journal.compact(path: layout.journal.path, sync: config.durable) { emit in
-                    for position in records.byID {
-                        let record = reader.record(Int(position))
-                        if let outcome = ledger.outcome(at: Int(position), of: record, field: config.field) { emit(outcome) }
-                    }
-                }
+                try Journal.compact(
+                    path: layout.journal.path, sync: config.durable,
+                    produce: { emit in
+                        for position in records.byID {
+                            let record = reader.record(Int(position))
+                            if let outcome = ledger.outcome(at: Int(position), of: record, field: config.field) { emit(outcome) }
+                        }
+                    }, beforeCommit: unchanged)
             }
         } catch {
             failure = .io(error.description)
         }
         gallery.wait()
+        if catalog.changedSinceLoad { throw .catalog(.changedDuringRun(source: catalog.source)) }
         if let failure { throw failure }
         if let error = galleryError.withLock({ $0 }) { throw .io(error) }
     }

@@ -178,7 +178,12 @@ public final class Archiver: Sendable {
             }
             return batch
         }
-        if !batch.isEmpty { queue.addOperations(batch, waitUntilFinished: false) }
+        if !batch.isEmpty {
+            queue.addOperations(batch, waitUntilFinished: false)
+            // A cancel between making the batch and queueing it found none of these on the
+            // queue; they must not run their up to 32 URLs each.
+            if feed.withLock({ $0.cancelled }) { for operation in batch { operation.cancel() } }
+        }
         let exhausted = feed.withLock { $0.next >= plan.jobCount || $0.cancelled }
         if exhausted { finishIfIdle() }
     }
