@@ -177,4 +177,17 @@ extension CatalogTests {
         XCTAssertEqual(try Data(contentsOf: out.appendingPathComponent("images/1.png")), Fixtures.served("/600/bbbbbb"))
         XCTAssertEqual(try Data(contentsOf: out.appendingPathComponent("images/2.png")), Fixtures.served("/600/aaaaaa"))
     }
+
+    /// Catalog bytes handed over as a slice of a larger buffer read the same as a whole Data.
+    func testASliceOfDataIsReadFromItsOwnStart() throws {
+        let records = Fixtures.records(50)
+        let text = try JSONEncoder().encode(records)
+        let padded = Data("garbage before the catalog".utf8) + text
+        let slice = padded[padded.index(padded.startIndex, offsetBy: 26)...]
+        XCTAssertNotEqual(slice.startIndex, 0)
+        let catalog = try Catalog(source: "slice.json", data: slice)
+        XCTAssertEqual(Array(catalog.records), records)
+        XCTAssertEqual(catalog.records[49], records[49])
+        XCTAssertEqual(catalog.sha256, SHA256.hex(text))
+    }
 }

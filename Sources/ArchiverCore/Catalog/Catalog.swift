@@ -16,7 +16,9 @@ public struct Catalog: Sendable {
         let storage = CatalogStorage(.bytes(data))
         var scanner = CatalogScanner { into, offset in
             let n = min(into.count, max(0, data.count - offset))
-            if n > 0 { data.copyBytes(to: into.bindMemory(to: UInt8.self), from: offset..<(offset + n)) }
+            // Offsets count from the first byte, which for a slice is not index 0.
+            let from = data.startIndex + offset
+            if n > 0 { data.copyBytes(to: into.bindMemory(to: UInt8.self), from: from..<(from + n)) }
             return n
         }
         try self.init(source: source, storage: storage, scanned: scanner.scan()) { data }
