@@ -73,6 +73,21 @@ final class ArchiverTests: XCTestCase {
         XCTAssertEqual(albumOrder, [1, 2, 3])
     }
 
+    /// Two spellings of one Unicode text (é composed, and e plus a combining accent) are equal
+    /// Strings but different URLs: each is requested, not merged into one job.
+    func testURLsThatAreOnlyUnicodeEquivalentAreFetchedSeparately() throws {
+        let server = try Fixtures.placeholderServer()
+        let out = Fixtures.temporaryDirectory(self)
+        let composed = Fixtures.host + "/600/caf\u{E9}", decomposed = Fixtures.host + "/600/cafe\u{301}"
+        XCTAssertEqual(composed, decomposed, "Swift calls them equal")
+        let records = [
+            CatalogRecord(albumId: 1, id: 1, title: "a", url: composed, thumbnailUrl: ""),
+            CatalogRecord(albumId: 1, id: 2, title: "b", url: decomposed, thumbnailUrl: ""),
+        ]
+        _ = try Fixtures.run(Fixtures.configuration(out: out, server: server), catalog: Fixtures.catalog(records))
+        XCTAssertEqual(server.total, 2)
+    }
+
     func testDuplicateURLsAreFetchedOnceAndEveryRecordGetsItsFile() throws {
         let server = try Fixtures.placeholderServer()
         let out = Fixtures.temporaryDirectory(self)

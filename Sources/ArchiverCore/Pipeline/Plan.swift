@@ -56,10 +56,12 @@ public struct Plan: Sendable {
         self.field = field
         self.mirrors = mirrors
         // Jobs by the hash of their URL; a URL whose hash an earlier, different URL already has
-        // goes in `collided`. Only a matching hash costs a read of the earlier record.
+        // goes in `collided`. Only a matching hash costs a read of the earlier record. URLs are
+        // compared as bytes: String's == calls two Unicode-equivalent spellings equal, and a
+        // server may not.
         var byHash: [Int: Int32] = [:]
         byHash.reserveCapacity(catalog.records.count)
-        var collided: [String: Int32] = [:]
+        var collided: [[UInt8]: Int32] = [:]
         var records = CatalogReader(catalog.records)
         var earlier = CatalogReader(catalog.records)
         for position in catalog.records.indices {
@@ -96,11 +98,11 @@ public struct Plan: Sendable {
             let hash = source.hashValue
             var shared: Int32?
             if let job = byHash[hash] {
-                if mirrors.resolve(earlier.record(Int(jobs[Int(job)])).url(for: field)) == source {
+                if mirrors.resolve(earlier.record(Int(jobs[Int(job)])).url(for: field)).utf8.elementsEqual(source.utf8) {
                     shared = job
                 } else {
-                    shared = collided[source]
-                    if shared == nil { collided[source] = Int32(jobs.count) }
+                    shared = collided[Array(source.utf8)]
+                    if shared == nil { collided[Array(source.utf8)] = Int32(jobs.count) }
                 }
             } else {
                 byHash[hash] = Int32(jobs.count)
