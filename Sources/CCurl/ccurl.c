@@ -160,6 +160,11 @@ static void recycle(ccurl_client *c, struct transfer *t) {
     if (t->easy) {
         pthread_mutex_lock(&c->lock);
         if (!c->stopping && c->idle_count < c->idle_capacity) {
+            /* `t` is freed below: no pointer into it may outlive it on an idle handle. */
+            curl_easy_setopt(t->easy, CURLOPT_ERRORBUFFER, NULL);
+            curl_easy_setopt(t->easy, CURLOPT_WRITEDATA, NULL);
+            curl_easy_setopt(t->easy, CURLOPT_HEADERDATA, NULL);
+            curl_easy_setopt(t->easy, CURLOPT_PRIVATE, NULL);
             c->idle[c->idle_count++] = t->easy;
             t->easy = NULL;
         }
