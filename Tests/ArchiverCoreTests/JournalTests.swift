@@ -77,4 +77,34 @@ final class JournalTests: XCTestCase {
         XCTAssertEqual(plan.keptCount, 0, "id 1's URL changed; id 3's line is damaged")
         XCTAssertEqual(plan.pendingRecords + plan.rejected.count, 2)
     }
+
+    /// Past 1 MiB and 4096 reads the index hands the mapped pages back while it works; every
+    /// record must still read back exactly, and the latest line of an id must still win.
+    func testALargeJournalReadsBackExactlyAcrossDroppedPages() throws {
+        let dir = Fixtures.temporaryDirectory(self)
+        let path = dir.appendingPathComponent("journal").path
+        let journal = try Journal(path: path)
+        let records = (1...12_000).map { id in
+            ItemRecord(
+                id: id, url: "https://via.placeholder.com/600/\(id)", source: "http://127.0.0.1:1/600/\(id)",
+                status: .done, bytes: Int64(id), sha256: String(repeating: "ab", count: 32), width: 600, height: 600,
+                attempts: 1)
+        }
+        try journal.append(records)
+        var again = records[7]
+        again.bytes = 99
+        try journal.append(again)
+        XCTAssertGreaterThan(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0, 1 << 20)
+
+        let index = JournalIndex(path: path)
+        XCTAssertEqual(index.lineCount, 12_001)
+        XCTAssertEqual(index.count, 12_000)
+        XCTAssertEqual(Array(index.ids), Array(1...12_000))
+        for _ in 0..<2 {
+            for record in records where record.id != 8 {
+                XCTAssertEqual(index.record(for: record.id), record)
+            }
+        }
+        XCTAssertEqual(index.record(for: 8)?.bytes, 99)
+    }
 }

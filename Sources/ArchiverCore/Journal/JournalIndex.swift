@@ -8,45 +8,59 @@ import Foundation
 /// Replay reads only each line's status and id; a record's other fields are decoded when asked
 /// for. Counting a million-record journal therefore makes no string, and a resumed run decodes
 /// only the records of its catalog.
+///
+/// Memory does not grow with the journal's text: the file is mapped, and the pages that
+/// decoding touches are handed back every few thousand records (they stay in the page cache).
+/// What is kept is 24 bytes per record, sorted by id.
 public struct JournalIndex: Sendable {
     struct Entry {
+        var id: Int
         var offset: Int
-        var length: Int
+        var length: Int32
         var status: ItemRecord.Status
     }
 
-    private let bytes: Data
-    private let entries: [Int: Entry]
+    private let text: MappedFile?
+    /// The latest line of each id, in id order.
+    private let entries: [Entry]
     /// Lines in the journal, including those a later line for the same id supersedes.
     public let lineCount: Int
 
-    /// Record ids with a journal line.
-    public var ids: some Collection<Int> { entries.keys }
+    /// Record ids with a journal line, in increasing order.
+    public var ids: some Collection<Int> { entries.lazy.map(\.id) }
     public var count: Int { entries.count }
     public var isEmpty: Bool { entries.isEmpty }
 
     /// How many records the journal last recorded with `status`.
     public func count(of status: ItemRecord.Status) -> Int {
-        entries.values.count { $0.status == status }
+        entries.count { $0.status == status }
     }
 
     /// The status the journal last recorded for `id`.
     public func status(of id: Int) -> ItemRecord.Status? {
-        entries[id]?.status
+        entry(for: id)?.status
     }
 
     /// The record the journal last recorded for `id`, decoded from its line.
     public func record(for id: Int) -> ItemRecord? {
-        guard let entry = entries[id] else { return nil }
-        return bytes.withUnsafeBytes { raw in
-            let base = raw.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            return JournalLine.decode(UnsafeBufferPointer(start: base + entry.offset, count: entry.length))
+        guard let entry = entry(for: id), let text else { return nil }
+        return text.read { base in
+            JournalLine.decode(UnsafeBufferPointer(start: base + entry.offset, count: Int(entry.length)))
         }
     }
 
     /// Every record, decoded (for tests and small journals).
     public func allRecords() -> [Int: ItemRecord] {
-        Dictionary(uniqueKeysWithValues: entries.keys.compactMap { id in record(for: id).map { (id, $0) } })
+        Dictionary(uniqueKeysWithValues: entries.compactMap { entry in record(for: entry.id).map { (entry.id, $0) } })
+    }
+
+    private func entry(for id: Int) -> Entry? {
+        var low = 0, high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].id < id { low = middle + 1 } else { high = middle }
+        }
+        return low < entries.count && entries[low].id == id ? entries[low] : nil
     }
 
     /// Reads the journal at `path` (an empty index when there is none). A line without its
@@ -54,25 +68,89 @@ public struct JournalIndex: Sendable {
     /// id parse is trusted; if the rest of it is damaged, `record(for:)` returns nil and the
     /// record is fetched again.
     public init(path: String) {
-        bytes = (try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)) ?? Data()
-        var entries: [Int: Entry] = [:]
-        var lines = 0
-        bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
-            entries.reserveCapacity(raw.count / 150)
+        let file = MappedFile(path: path)
+        var lines: [Entry] = []
+        var count = 0
+        file?.read { base in
+            let length = file?.length ?? 0
             var start = 0
-            while start < raw.count {
-                guard let found = memchr(base + start, 0x0A, raw.count - start) else { break }
+            var dropped = 0
+            while start < length {
+                if start - dropped >= 1 << 20 {
+                    // The lines behind are indexed: their pages need not stay resident.
+                    file?.relinquish(upTo: start)
+                    dropped = start
+                }
+                guard let found = memchr(base + start, 0x0A, length - start) else { break }
                 let newline = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
-                let line = UnsafeBufferPointer(start: base + start, count: newline - start)
-                lines += 1
-                if let (id, status) = JournalLine.peek(line) {
-                    entries[id] = Entry(offset: start, length: newline - start, status: status)
+                count += 1
+                if let (id, status) = JournalLine.peek(UnsafeBufferPointer(start: base + start, count: newline - start)),
+                    let size = Int32(exactly: newline - start)
+                {
+                    lines.append(Entry(id: id, offset: start, length: size, status: status))
                 }
                 start = newline + 1
             }
         }
-        self.entries = entries
-        lineCount = lines
+        file?.relinquish()
+        text = file
+        // Latest line per id: by id, then by position in the file; keep the last of each id.
+        lines.sort { ($0.id, $0.offset) < ($1.id, $1.offset) }
+        var latest: [Entry] = []
+        latest.reserveCapacity(lines.count)
+        for line in lines {
+            if latest.last?.id == line.id { latest[latest.count - 1] = line } else { latest.append(line) }
+        }
+        entries = latest
+        lineCount = count
+    }
+}
+
+/// A read-only mapping of a whole file. Every few thousand reads the mapping's pages are dropped
+/// from this process (`MADV_DONTNEED`), so reading a large journal line by line does not leave
+/// it all resident. Dropping is safe at any moment: the mapping is private and never written,
+/// so a later read faults the page in again from the page cache.
+final class MappedFile: @unchecked Sendable {
+    // @unchecked: `base` points at a read-only mapping that lives as long as this object.
+    let length: Int
+    private let base: UnsafeMutableRawPointer
+    private let reads = Locked(0)
+    private static let relinquishEvery = 4096
+
+    init?(path: String) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_size > 0,
+            let mapped = mmap(nil, Int(info.st_size), PROT_READ, MAP_PRIVATE, fd, 0), mapped != MAP_FAILED
+        else { return nil }
+        length = Int(info.st_size)
+        base = mapped
+    }
+
+    deinit {
+        munmap(base, length)
+    }
+
+    /// Runs `body` over the mapping; long sequential reads should call `relinquish()` after.
+    func read<T>(_ body: (UnsafePointer<UInt8>) -> T) -> T {
+        let result = body(UnsafePointer(base.assumingMemoryBound(to: UInt8.self)))
+        // A decoded line touches a page or two; after enough of them, hand the pages back.
+        let drop = reads.withLock { count -> Bool in
+            count += 1
+            guard count >= Self.relinquishEvery else { return false }
+            count = 0
+            return true
+        }
+        if drop { relinquish() }
+        return result
+    }
+
+    /// Drops the mapping's resident pages from this process (those before `end`, if given).
+    func relinquish(upTo end: Int? = nil) {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let bytes = end.map { $0 / page * page } ?? length
+        if bytes > 0 { madvise(base, bytes, MADV_DONTNEED) }
     }
 }
