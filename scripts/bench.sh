@@ -8,8 +8,9 @@
 #   BENCH_SCALE=1     0 skips the 100,000-record archiver run
 #   BENCH_KEEP=1      keep the work directory (logs, nginx access log, outputs) for a look
 #   BENCH_RESULTS=F   where the table goes (default bench/results.md)
-#   BENCH_OUT=DIR     where the tools write their files (default: the work directory, on disk;
-#                     /dev/shm takes the file system's own costs out of the comparison)
+#   BENCH_OUT=DIR     where the tools write their files (default: a fresh ext4 file system on a
+#                     loop device when run as root, else the work directory; /dev/shm takes the
+#                     file system's own costs out of the comparison)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/catalog-nginx.sh
@@ -41,12 +42,33 @@ fi
 work=$(mktemp -d /tmp/archiver-bench.XXXXXX)
 chmod 755 "$work"
 mkdir -p "$work/root" "$work/logs"
-outs=$(mktemp -d "${BENCH_OUT:-$work}/archiver-bench-out.XXXXXX")
+# The tools' files go to a file system made for this run when we can: ext4 creates files
+# several times more slowly for minutes after many were deleted (a bench's own clean-up
+# deletes some 200,000), so on a shared file system each run's figures depend on the last.
+# A sparse 4 GiB image, loop-mounted, with inodes for every file the rounds write.
+fresh_fs=""
+if [ -z "${BENCH_OUT:-}" ] && [ "$(id -u)" = 0 ] && command -v mkfs.ext4 >/dev/null; then
+    mkdir -p "$work/fs"
+    if truncate -s 4G "$work/fs.img" && mkfs.ext4 -q -F -N 600000 "$work/fs.img" 2>/dev/null \
+        && mount -o loop "$work/fs.img" "$work/fs" 2>/dev/null; then
+        fresh_fs="$work/fs"
+        chmod 755 "$fresh_fs"
+    else
+        rm -f "$work/fs.img"
+    fi
+fi
+outs=$(mktemp -d "${BENCH_OUT:-${fresh_fs:-$work}}/archiver-bench-out.XXXXXX")
 nginx_pid="" serve_pid=""
 cleanup() {
     [ -z "$nginx_pid" ] || { kill "$nginx_pid" 2>/dev/null; wait "$nginx_pid" 2>/dev/null; }
     [ -z "$serve_pid" ] || kill "$serve_pid" 2>/dev/null
-    if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "bench: kept $work $outs" >&2; else rm -rf "$work" "$outs"; fi
+    if [ "${BENCH_KEEP:-0}" = 1 ]; then
+        echo "bench: kept $work $outs" >&2
+    else
+        # Unmounting drops the run's files without deleting them one by one.
+        if [ -n "$fresh_fs" ]; then umount "$fresh_fs" && rm -f "$work/fs.img"; else rm -rf "$outs"; fi
+        rm -rf "$work"
+    fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -155,7 +177,7 @@ if [ "$scale" != 0 ]; then
     out=$(fresh scale)
     archive[3]=$work/catalog-100k.json   # --catalog's value
     measure archiver-100k 1 "$out/images" 100000 "${archive[@]}" --out "$out"
-    rm -rf "$out"
+    [ -n "$fresh_fs" ] || rm -rf "$out"   # a fresh file system goes whole at the end
 fi
 
 # The report: a header line saying where the numbers come from, the table, the scaling ratios.
@@ -169,7 +191,9 @@ mkdir -p bench
         "$(aria2c --version | head -n1 | sed 's/ version / /')" \
         "$(nginx -v 2>&1 | sed 's|.*nginx/|nginx |')" \
         "$(git rev-parse --short HEAD 2>/dev/null || echo '?')"
-    python3 - "$work/runs.tsv" "$n" "$(df --output=fstype "$outs" | tail -n1)" <<'PY'
+    where=$(df --output=fstype "$outs" | tail -n1)
+    [ -z "$fresh_fs" ] || where="$where (a fresh file system on a loop device)"
+    python3 - "$work/runs.tsv" "$n" "$where" <<'PY'
 import statistics, sys
 from collections import defaultdict
 path, n, fstype = sys.argv[1], int(sys.argv[2]), sys.argv[3]
