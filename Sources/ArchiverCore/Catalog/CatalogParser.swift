@@ -205,14 +205,3 @@ struct CatalogParser {
         return nil
     }
 }
-
-private extension UInt8 {
-    var hexDigitValue: UInt8? {
-        switch self {
-        case 0x30...0x39: self - 0x30
-        case 0x41...0x46: self - 0x37
-        case 0x61...0x66: self - 0x57
-        default: nil
-        }
-    }
-}

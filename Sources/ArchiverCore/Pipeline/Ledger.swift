@@ -152,18 +152,7 @@ final class Ledger: Sendable {
         hex.withUTF8 { utf8 in
             guard utf8.count == 64 else { return }
             func word(_ start: Int) -> UInt64 {
-                var value: UInt64 = 0
-                for byte in utf8[start..<(start + 16)] {
-                    let nibble: UInt8
-                    switch byte {
-                    case 0x30...0x39: nibble = byte - 0x30
-                    case 0x61...0x66: nibble = byte - 0x57
-                    case 0x41...0x46: nibble = byte - 0x37
-                    default: nibble = 0
-                    }
-                    value = value << 4 | UInt64(nibble)
-                }
-                return value
+                utf8[start..<(start + 16)].reduce(0) { $0 << 4 | UInt64($1.hexDigitValue ?? 0) }
             }
             words = (word(0), word(16), word(32), word(48))
         }
@@ -171,13 +160,8 @@ final class Ledger: Sendable {
     }
 
     private static func hex(_ digest: (UInt64, UInt64, UInt64, UInt64)) -> String {
-        let table = Array("0123456789abcdef".utf8)
-        var out = [UInt8](repeating: 0, count: 64)
-        for (word, value) in [digest.0, digest.1, digest.2, digest.3].enumerated() {
-            for nibble in 0..<16 {
-                out[word * 16 + nibble] = table[Int((value >> UInt64(60 - 4 * nibble)) & 0xF)]
-            }
+        withUnsafeBytes(of: (digest.0.bigEndian, digest.1.bigEndian, digest.2.bigEndian, digest.3.bigEndian)) {
+            SHA256.hexString($0.bindMemory(to: UInt8.self))
         }
-        return String(decoding: out, as: UTF8.self)
     }
 }

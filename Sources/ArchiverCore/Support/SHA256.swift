@@ -30,3 +30,15 @@ public enum SHA256 {
         nibble < 10 ? 0x30 + nibble : 0x57 + nibble  // "0"..."9", "a"..."f"
     }
 }
+
+extension UInt8 {
+    /// The value of a hex digit (either case), or nil.
+    var hexDigitValue: UInt8? {
+        switch self {
+        case 0x30...0x39: self - 0x30
+        case 0x41...0x46: self - 0x37
+        case 0x61...0x66: self - 0x57
+        default: nil
+        }
+    }
+}
