@@ -7,7 +7,10 @@ extension Archiver {
     ///
     /// All three are streamed: each pass reads the catalog's records back in turn and joins them
     /// with the ledger's outcomes, so no list of items or records is ever held.
-    func writeBundle(_ catalog: Catalog, ledger: Ledger, layout: BundleLayout, compact: Bool) throws(RunError) {
+    /// `counts` are the items' statuses, as the ledger tallied them.
+    func writeBundle(
+        _ catalog: Catalog, ledger: Ledger, counts: [ItemRecord.Status: Int], layout: BundleLayout, compact: Bool
+    ) throws(RunError) {
         let config = configuration
         let records = catalog.records
         func item(_ position: Int, _ reader: inout CatalogReader) -> (record: CatalogRecord, item: Manifest.Item) {
@@ -25,10 +28,6 @@ extension Archiver {
         let galleryError = Locked<String?>(nil)
         let gallery = DispatchWorkItem {
             var reader = CatalogReader(records)
-            var counts: [ItemRecord.Status: Int] = [:]
-            for position in records.indices {
-                counts[ledger.status(at: position), default: 0] += 1
-            }
             let contents = Gallery.Contents(
                 source: catalog.source, counts: counts, albums: records.entries.map(\.albumId), id: records.id(at:))
             do {

@@ -137,6 +137,7 @@ public final class Archiver: Sendable {
         if catalog.changedSinceLoad {
             throw .catalog(.changedDuringRun(source: catalog.source))
         }
+        let tally = ledger.tally()
         let recorded = ledger.progress.done + ledger.progress.failed
         let interrupted = feed.withLock { $0.cancelled } && recorded < ledger.progress.total
         // Nothing new, nothing superseded, every record kept: the journal is already compact, and
@@ -145,11 +146,15 @@ public final class Archiver: Sendable {
             && previous.lineCount == previous.count && previous.count == plan.keptCount
         let written = BundleStamp(catalog: catalog, field: config.field, layout: layout)
         if !(unchanged && written != nil && written == BundleStamp.read(layout)) {
+            let counts: [ItemRecord.Status: Int] = [
+                .done: tally.done, .failed: tally.failed, .pending: catalog.records.count - tally.done - tally.failed,
+            ]
             try writeBundle(
-                catalog, ledger: ledger, layout: layout, compact: !interrupted && previous.lineCount > 0 && !unchanged)
+                catalog, ledger: ledger, counts: counts, layout: layout,
+                compact: !interrupted && previous.lineCount > 0 && !unchanged)
             if !interrupted { BundleStamp(catalog: catalog, field: config.field, layout: layout)?.write(layout) }
         }
-        return summarize(catalog, ledger: ledger, started: started, interrupted: interrupted)
+        return summarize(catalog, ledger: ledger, tally: tally, started: started, interrupted: interrupted)
     }
 
     /// Keeps the queue fed with operations of up to 32 URLs each, at most concurrency + 2 of
@@ -199,9 +204,10 @@ public final class Archiver: Sendable {
 
     /// Counts what the manifest says, from the ledger: an outcome counts only for the URL the
     /// catalog has now (the ledger keeps no other); anything else is pending.
-    private func summarize(_ catalog: Catalog, ledger: Ledger, started: DispatchTime, interrupted: Bool) -> RunSummary {
+    private func summarize(
+        _ catalog: Catalog, ledger: Ledger, tally: Ledger.Tally, started: DispatchTime, interrupted: Bool
+    ) -> RunSummary {
         var summary = RunSummary(progress: ledger.progress, interrupted: interrupted)
-        let tally = ledger.tally()
         summary.done = tally.done
         summary.failed = tally.failed
         summary.pending = catalog.records.count - tally.done - tally.failed

@@ -107,19 +107,11 @@ final class Ledger: Sendable {
         }
     }
 
-    /// The status the manifest gives the record at `position`, without decoding anything.
-    func status(at position: Int) -> ItemRecord.Status {
-        switch state.withLock({ $0.outcomes[position].code }) {
-        case .none: .pending
-        case .done: .done
-        case .failed: .failed
-        case .kept: previous.status(of: records.id(at: position)) ?? .pending
-        }
-    }
-
     /// Statuses and done bytes of every record, without decoding any.
-    func tally() -> (done: Int, failed: Int, bytes: Int64, failuresByKind: [String: Int]) {
-        var result = (done: 0, failed: 0, bytes: Int64(0), failuresByKind: [String: Int]())
+    typealias Tally = (done: Int, failed: Int, bytes: Int64, failuresByKind: [String: Int])
+
+    func tally() -> Tally {
+        var result: Tally = (done: 0, failed: 0, bytes: 0, failuresByKind: [:])
         state.withLock { state in
             for (position, outcome) in state.outcomes.enumerated() {
                 switch outcome.code {
