@@ -183,16 +183,14 @@ final class FetchOperation: Operation, @unchecked Sendable {
         case .cancelled:
             requestOver(index, recorded: false)
         case .body(let data, _):
-            if stages.validateInParallel {
-                requestOver(index, recorded: true) {
+            requestOver(index, recorded: true) {
+                if stages.validateInParallel {
                     stages.work.async { [self] in
                         let checked = check(data)
                         stages.writer.submit { [self] writer in keep(job, data, checked, attempts: number, writer) }
                     }
-                }
-            } else {
-                // A structure check takes microseconds: cheaper on the writer than a thread hop.
-                requestOver(index, recorded: true) {
+                } else {
+                    // A structure check takes microseconds: cheaper on the writer than a thread hop.
                     stages.writer.submit { [self] writer in keep(job, data, check(data), attempts: number, writer) }
                 }
             }
