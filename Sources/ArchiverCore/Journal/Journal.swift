@@ -86,10 +86,6 @@ public final class Journal: Sendable {
 
     /// Replaces a journal with just `records` (one line each), atomically.
     public static func compact(path: String, records: [ItemRecord], sync: Bool = false) throws(ItemError) {
-        let writer = try AtomicFileWriter(path: path, sync: sync)
-        for record in records.sorted(by: { $0.id < $1.id }) where record.status != .pending {
-            writer.append(JournalLine.encode(record))
-        }
-        try writer.commit()
+        try compact(path: path, sync: sync, produce: { emit in records.sorted { $0.id < $1.id }.forEach(emit) })
     }
 }
