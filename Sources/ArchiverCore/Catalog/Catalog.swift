@@ -13,15 +13,7 @@ public struct Catalog: Sendable {
 
     /// Parses catalog bytes, refusing malformed JSON, bad records and duplicate ids.
     public init(source: String, data: Data) throws(CatalogError) {
-        let storage = CatalogStorage(.bytes(data))
-        var scanner = CatalogScanner { into, offset in
-            let n = min(into.count, max(0, data.count - offset))
-            // Offsets count from the first byte, which for a slice is not index 0.
-            let from = data.startIndex + offset
-            if n > 0 { data.copyBytes(to: into.bindMemory(to: UInt8.self), from: from..<(from + n)) }
-            return n
-        }
-        try self.init(source: source, storage: storage, scanned: scanner.scan()) { data }
+        try self.init(source: source, storage: CatalogStorage(.bytes(data)), scanned: CatalogScanner.scan(data)) { data }
     }
 
     /// Reads the catalog file at `path` a window at a time; it stays open, and records are read

@@ -20,6 +20,18 @@ struct CatalogScanner {
     private var failed = false
     private static let maxLookahead = 1 << 20
 
+    /// Scans catalog bytes held in memory.
+    static func scan(_ data: Data) -> Result? {
+        var scanner = CatalogScanner { into, offset in
+            let n = min(into.count, max(0, data.count - offset))
+            // Offsets count from the first byte, which for a slice is not index 0.
+            let from = data.startIndex + offset
+            if n > 0 { data.copyBytes(to: into.bindMemory(to: UInt8.self), from: from..<(from + n)) }
+            return n
+        }
+        return scanner.scan()
+    }
+
     /// `read(into, offset)` fills `into` from `offset` and returns the bytes read (0 at the end, -1 on error).
     init(read: @escaping (UnsafeMutableRawBufferPointer, Int) -> Int) {
         self.read = read
