@@ -15,6 +15,17 @@ final class ProgressTests: XCTestCase {
         XCTAssertEqual(ProgressLine.duration(3700), "1 h 1 min")
     }
 
+    func testClosingLineSaysWhatThisRunDid() {
+        var fetched = RunSummary(progress: Progress(done: 5000, failed: 0, total: 5000, bytes: 16_900_000, requests: 4996))
+        fetched.done = 5000
+        fetched.seconds = 2.1
+        XCTAssertEqual(ProgressLine.closing(fetched), "5000 done, 0 failed, 16.9 MB in 2.1 s (2381 images/s)")
+        var rerun = RunSummary(progress: Progress())
+        rerun.done = 5000
+        rerun.seconds = 0.04
+        XCTAssertEqual(ProgressLine.closing(rerun), "5000 done, 0 failed, all already in the bundle (0.0 s)")
+    }
+
     func testLogModePrintsPlainLinesWithoutEscapes() {
         let lines = collect(style: ProgressPrinter.Style(terminal: false, colour: false, interval: 0.01), count: 3)
         XCTAssertGreaterThanOrEqual(lines.count, 3)

@@ -38,8 +38,9 @@ final class CatalogStorage: Sendable {
 /// A catalog's records in file order, decoded when read.
 ///
 /// Memory does not grow with the catalog's text: each record costs 24 bytes here (its id, its
-/// album and where its object starts) plus 4 in `byID`, and a record's strings exist only while a reader
-/// hands it out. Use a `CatalogReader` for a pass over many records; the subscript reads one.
+/// album and where its object starts) plus 4 in `byID`, and a record's strings exist only while
+/// a reader hands it out. Use a `CatalogReader` for a pass over many records; the subscript
+/// reads one.
 public struct CatalogRecords: RandomAccessCollection, Sendable {
     struct Entry {
         var id: Int

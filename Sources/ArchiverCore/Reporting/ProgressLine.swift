@@ -26,12 +26,17 @@ public enum ProgressLine {
         return line
     }
 
-    /// The closing line, e.g. `5000 done, 0 failed, 16.9 MB in 2.1 s (2380 images/s)`.
+    /// The closing line, e.g. `5000 done, 0 failed, 16.9 MB in 2.1 s (2380 images/s)`, or, when
+    /// this run had nothing to do, `5000 done, 0 failed, all already in the bundle (0.0 s)`.
     public static func closing(_ summary: RunSummary) -> String {
         let rate = summary.seconds > 0 ? Double(summary.progress.done) / summary.seconds : 0
+        let idle = summary.progress.total == 0 && summary.progress.requests == 0
         var line =
-            "\(summary.done) done, \(summary.failed) failed, \(ByteCount.format(summary.progress.bytes)) in "
-            + String(format: "%.1f s (%.0f images/s)", summary.seconds, rate)
+            "\(summary.done) done, \(summary.failed) failed, "
+            + (idle
+                ? String(format: "all already in the bundle (%.1f s)", summary.seconds)
+                : "\(ByteCount.format(summary.progress.bytes)) in "
+                    + String(format: "%.1f s (%.0f images/s)", summary.seconds, rate))
         if summary.pending > 0 { line = "\(summary.pending) pending, " + line }
         return line
     }
