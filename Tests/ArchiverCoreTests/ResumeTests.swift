@@ -145,6 +145,21 @@ final class ResumeTests: XCTestCase {
         XCTAssertEqual(server.total, 2)
     }
 
+    func testOptionsWithQuotesBackslashesAndNewlinesReadBackAsWritten() throws {
+        let server = try Fixtures.placeholderServer()
+        let out = Fixtures.temporaryDirectory(self)
+        let config = Fixtures.configuration(out: out, server: server)
+        let source = "dir \"q\"\\é\n\u{1}/catalog.json"
+        let catalog = try Fixtures.catalog(Fixtures.records(2), source: source)
+        _ = try Fixtures.run(config, catalog: catalog)
+        let written = try JSONSerialization.jsonObject(with: Data(contentsOf: BundleLayout(root: out).options)) as? [String: Any]
+        XCTAssertEqual(written?["catalog"] as? String, source)
+        XCTAssertEqual(written?["records"] as? Int, 2)
+        let rerun = try Fixtures.run(config, catalog: catalog)
+        XCTAssertEqual(rerun.done, 2, "the same source is recognised, not refused as changed")
+        XCTAssertEqual(server.total, 2)
+    }
+
     func testASecondRunOnTheSameDirectoryIsRefusedNamingTheHolder() throws {
         let server = try Fixtures.placeholderServer()
         let out = Fixtures.temporaryDirectory(self)

@@ -29,7 +29,18 @@ struct BundleStamp: Codable, Equatable {
         (try? Data(contentsOf: path(layout))).flatMap { try? JSONDecoder().decode(BundleStamp.self, from: $0) }
     }
 
+    /// Best effort: without a stamp the next run only rewrites the manifest and page.
     func write(_ layout: BundleLayout) {
-        try? JSONEncoder().encode(self).write(to: Self.path(layout), options: .atomic)
+        try? AtomicFileWriter.write(encoded, to: Self.path(layout).path)
+    }
+
+    /// The stamp's bytes, keys sorted; by hand for the same reason as `RunOptions.encoded`.
+    var encoded: [UInt8] {
+        var out = Array(#"{"catalogSHA256":"#.utf8)
+        ManifestEncoding.string(catalogSHA256, into: &out)
+        out += #","field":"#.utf8
+        ManifestEncoding.string(field.rawValue, into: &out)
+        out += #","galleryBytes":\#(galleryBytes),"manifestBytes":\#(manifestBytes)}"#.utf8
+        return out
     }
 }

@@ -17,14 +17,14 @@ final class AtomicFileWriter {
     private static let chunk = 256 * 1024
 
     /// With `sync`, the file is fsynced before its rename and the directory after (`--durable`).
-    init(path: String, sync: Bool = false) throws(ItemError) {
+    init(path: String, sync: Bool = false, capacity: Int = chunk) throws(ItemError) {
         self.path = path
         self.sync = sync
         let url = URL(fileURLWithPath: path)
         temporary = url.deletingLastPathComponent().path + "/.\(url.lastPathComponent).tmp-\(getpid())"
         descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw .io("cannot create \(temporary): \(errnoText())") }
-        buffer.reserveCapacity(Self.chunk)
+        buffer.reserveCapacity(min(capacity, Self.chunk))
     }
 
     deinit {
@@ -44,6 +44,13 @@ final class AtomicFileWriter {
     func append(_ text: String) {
         if buffer.count + text.utf8.count > Self.chunk { flush() }
         buffer += text.utf8
+    }
+
+    /// Replaces `path` with `bytes` atomically: a small file in one write.
+    static func write(_ bytes: [UInt8], to path: String, sync: Bool = false) throws(ItemError) {
+        let writer = try AtomicFileWriter(path: path, sync: sync, capacity: bytes.count)
+        writer.append(bytes)
+        try writer.commit()
     }
 
     /// Writes what is buffered, closes, and renames the file into place.
