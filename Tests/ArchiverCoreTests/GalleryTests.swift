@@ -48,6 +48,15 @@ final class GalleryTests: XCTestCase {
         XCTAssertTrue(html.contains("<td class=\"url\">javascript:alert(1)"))
     }
 
+    func testOnlyHTTPAndHTTPSInAnyCaseCountAsLinks() {
+        for url in ["http://h/1", "https://h/1", "HTTPS://H/1", "hTtP://h"] {
+            XCTAssertTrue(Gallery.isHTTP(url), url)
+        }
+        for url in ["", "http", "http:/", "https:/h", "ftp://h/1", "javascript:alert(1)", " http://h", "httpx://h"] {
+            XCTAssertFalse(Gallery.isHTTP(url), url)
+        }
+    }
+
     func testPageIsSelfContainedAndDeterministic() throws {
         let manifest = try fixture.manifest()
         let html = Gallery.html(for: manifest)

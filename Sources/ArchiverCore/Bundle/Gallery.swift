@@ -124,11 +124,18 @@ public enum Gallery {
         var bytes: [UInt8] = []
 
         mutating func add(_ text: String) {
-            bytes += text.utf8
+            bytes.appendUTF8(text)
         }
 
         mutating func add(_ number: Int) {
-            bytes += String(number).utf8
+            bytes.appendDecimal(number)
+        }
+
+        /// `KeyedStore.relativePath(for: id)`, without making it a String first.
+        mutating func path(_ id: Int) {
+            bytes.appendLiteral("images/")
+            bytes.appendDecimal(id)
+            bytes.appendLiteral(".png")
         }
 
         /// `text` with `& < > " '` replaced by entities; the runs between them are copied whole.
@@ -173,12 +180,11 @@ public enum Gallery {
         page.add("\"><td class=\"image\">")
         switch item.status {
         case .done:
-            let path = KeyedStore.relativePath(for: item.id)
             let (width, height) = thumbnailSize(width: item.width, height: item.height)
             page.add("<a href=\"")
-            page.add(path)
+            page.path(item.id)
             page.add("\"><img loading=\"lazy\" src=\"")
-            page.add(path)
+            page.path(item.id)
             page.add("\" width=\"")
             page.add(width)
             page.add("\" height=\"")
@@ -211,8 +217,17 @@ public enum Gallery {
 
     /// Whether `url` starts with http:// or https://, in any case.
     static func isHTTP(_ url: String) -> Bool {
-        let lowered = url.utf8.prefix(8).map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
-        return lowered.starts(with: "http://".utf8) || lowered.starts(with: "https://".utf8)
+        // Compared byte by byte, lowercasing ASCII letters: a row has up to two links.
+        func hasPrefix(_ prefix: StaticString) -> Bool {
+            var utf8 = url.utf8.makeIterator()
+            for index in 0..<prefix.utf8CodeUnitCount {
+                guard let byte = utf8.next() else { return false }
+                let lowered = (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
+                if lowered != prefix.utf8Start[index] { return false }
+            }
+            return true
+        }
+        return hasPrefix("http://") || hasPrefix("https://")
     }
 
     /// The recorded size scaled up or down to fit a `thumbnailSide` square, keeping the aspect ratio.

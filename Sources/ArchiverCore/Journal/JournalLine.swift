@@ -19,7 +19,7 @@ enum JournalLine {
     /// Appends `record`'s line, newline included, as UTF-8: what `Journal.append` writes, built
     /// without a String per field.
     static func append(_ record: ItemRecord, to bytes: inout [UInt8]) {
-        bytes += record.status.rawValue.utf8
+        bytes.appendUTF8(record.status.rawValue)
         field(record.id, &bytes)
         field(escape(record.url), &bytes)
         field(escape(record.source), &bytes)
@@ -45,20 +45,13 @@ enum JournalLine {
     /// A tab, then `text`.
     private static func field(_ text: String, _ bytes: inout [UInt8]) {
         bytes.append(0x09)
-        bytes += text.utf8
+        bytes.appendUTF8(text)
     }
 
     /// A tab, then `value` in decimal.
     private static func field(_ value: Int, _ bytes: inout [UInt8]) {
         bytes.append(0x09)
-        if value < 0 { bytes.append(0x2D) }
-        var magnitude = value.magnitude
-        let start = bytes.count
-        repeat {
-            bytes.append(UInt8(truncatingIfNeeded: magnitude % 10) + 0x30)
-            magnitude /= 10
-        } while magnitude > 0
-        bytes[start...].reverse()
+        bytes.appendDecimal(value)
     }
 
     /// Parses one line (without its newline); nil for anything malformed.

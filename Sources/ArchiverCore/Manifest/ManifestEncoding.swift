@@ -7,7 +7,7 @@ enum ManifestEncoding {
         return out
     }
 
-    /// Hands the bytes to `emit` a line at a time, so a writer can stream them to disk.
+    /// Hands the bytes to `emit` about 64 KiB at a time, so a writer can stream them to disk.
     static func encode(_ manifest: Manifest, emit: ([UInt8]) -> Void) {
         encode(catalog: manifest.catalog, field: manifest.field, version: manifest.version, items: manifest.items, emit: emit)
     }
@@ -27,11 +27,13 @@ enum ManifestEncoding {
         out += Array(",\n  \"items\": [".utf8)
         var empty = true
         for item in items {
-            out += Array((empty ? "\n    " : ",\n    ").utf8)
+            out.appendLiteral(empty ? "\n    " : ",\n    ")
             empty = false
             encode(item, into: &out)
-            emit(out)
-            out.removeAll(keepingCapacity: true)
+            if out.count >= 1 << 16 {
+                emit(out)
+                out.removeAll(keepingCapacity: true)
+            }
         }
         out += Array((empty ? "],\n" : "\n  ],\n").utf8)
         out += Array("  \"version\": \(version)\n}\n".utf8)
@@ -44,25 +46,25 @@ enum ManifestEncoding {
         // String and an Array per key made the manifest the slowest part of a run's end.
         var first = true
         func key(_ name: StaticString) {
-            out.append(contentsOf: first ? #"{""#.utf8 : #", ""#.utf8)
-            out.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-            out.append(contentsOf: #"": "#.utf8)
+            out.appendLiteral(first ? #"{""# : #", ""#)
+            out.appendLiteral(name)
+            out.appendLiteral(#"": "#)
             first = false
         }
         func number(_ value: some BinaryInteger) {
-            out.append(contentsOf: String(value).utf8)
+            out.appendDecimal(value)
         }
         key("albumId"); number(item.albumId)
         key("attempts"); number(item.attempts)
         if let bytes = item.bytes { key("bytes"); number(bytes) }
         if let error = item.error {
             key("error")
-            out.append(contentsOf: #"{"kind": "#.utf8)
+            out.appendLiteral(#"{"kind": "#)
             string(error.kind, into: &out)
-            out.append(contentsOf: #", "message": "#.utf8)
+            out.appendLiteral(#", "message": "#)
             string(error.message, into: &out)
             if let status = error.status {
-                out.append(contentsOf: #", "status": "#.utf8)
+                out.appendLiteral(#", "status": "#)
                 number(status)
             }
             out.append(0x7D)
@@ -81,25 +83,29 @@ enum ManifestEncoding {
 
     /// A JSON string: quotes, backslashes and control characters escaped, everything else as UTF-8.
     static func string(_ text: String, into out: inout [UInt8]) {
-        out.append(0x22)
-        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else {
-            out += text.utf8
+        var text = text
+        text.withUTF8 { utf8 in
             out.append(0x22)
-            return
-        }
-        for byte in text.utf8 {
-            switch byte {
-            case 0x22: out += [0x5C, 0x22]
-            case 0x5C: out += [0x5C, 0x5C]
-            case 0x0A: out += [0x5C, 0x6E]
-            case 0x0D: out += [0x5C, 0x72]
-            case 0x09: out += [0x5C, 0x74]
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                out += [0x5C, 0x75, 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
-            default: out.append(byte)
+            // Runs that need no escape (nearly every string) are copied whole.
+            var start = 0
+            for index in utf8.indices {
+                let byte = utf8[index]
+                guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
+                start = index + 1
+                switch byte {
+                case 0x22: out += [0x5C, 0x22]
+                case 0x5C: out += [0x5C, 0x5C]
+                case 0x0A: out += [0x5C, 0x6E]
+                case 0x0D: out += [0x5C, 0x72]
+                case 0x09: out += [0x5C, 0x74]
+                default:
+                    let hex: StaticString = "0123456789abcdef"
+                    out += [0x5C, 0x75, 0x30, 0x30, hex.utf8Start[Int(byte >> 4)], hex.utf8Start[Int(byte & 0xF)]]
+                }
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
+            out.append(0x22)
         }
-        out.append(0x22)
     }
 }

@@ -43,7 +43,7 @@ final class AtomicFileWriter {
 
     func append(_ text: String) {
         if buffer.count + text.utf8.count > Self.chunk { flush() }
-        buffer += text.utf8
+        buffer.appendUTF8(text)
     }
 
     /// Replaces `path` with `bytes` atomically: a small file in one write.
