@@ -186,6 +186,36 @@ final class ArchiverTests: XCTestCase {
         XCTAssertEqual(server.count("/600/000404"), 1)
     }
 
+    /// The plan's quick check may only accept what the full parse accepts.
+    func testTheQuickURLCheckNeverAcceptsWhatTheFullParseRejects() {
+        func simple(_ text: String) -> Bool {
+            var text = text
+            return text.withUTF8(Plan.isSimpleHTTPURL)
+        }
+        for url in ["https://via.placeholder.com/600/92c952", "http://127.0.0.1:8080/600/92c952?n=1", "HTTP://H/x", "http://h", "http://h?q=1&r=2"] {
+            XCTAssertTrue(simple(url), url)
+            XCTAssertNotNil(Plan.httpURL(url), url)
+        }
+        for url in ["http://h:/x", "http://:80/x", "http:///x", "http://u@h/x", "http://h/%41", "http://h/x#f", "http://[::1]/x",
+                    "http://h:123456/x", "ftp://h/x", "https//h/x", "http://h/é", "http://h/a b", "httpss://h/x", "http://h\\x/y"] {
+            XCTAssertFalse(simple(url), url)
+        }
+        // Random strings over the characters that matter: a quick yes must always be a full yes.
+        let pieces = ["http", "https", "HTTP", "://", ":", "/", "?", "#", "%", "@", "[", "]", "h", "0", "8080", ".", "-", "_",
+                      "~", "!", "$", "&", "'", "(", "*", "+", ",", ";", "=", " ", "é", "\\", "\"", "|", "\u{0}"]
+        var generator = SystemRandomNumberGenerator()
+        var accepted = 0
+        for _ in 0..<20_000 {
+            var url = Bool.random(using: &generator) ? "http://" : ""
+            for _ in 0..<Int.random(in: 1...8, using: &generator) { url += pieces.randomElement(using: &generator)! }
+            if simple(url) {
+                accepted += 1
+                XCTAssertNotNil(Plan.httpURL(url), "quick check accepted \(url)")
+            }
+        }
+        XCTAssertGreaterThan(accepted, 100, "the random URLs exercised the yes side")
+    }
+
     func testURLsThatAreNotHTTPFailAloneWithoutARequest() throws {
         let server = try Fixtures.placeholderServer()
         let out = Fixtures.temporaryDirectory(self)

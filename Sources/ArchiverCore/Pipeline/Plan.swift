@@ -87,7 +87,7 @@ public struct Plan: Sendable {
                 }
             }
             let source = mirrors.resolve(url)
-            guard Self.httpURL(source) != nil else {
+            guard Self.isHTTPURL(source) else {
                 rejected.append(
                     ItemRecord(
                         id: record.id, url: url, source: source, status: .failed,
@@ -126,6 +126,58 @@ public struct Plan: Sendable {
             targets.append(FetchJob.Target(id: record.id, url: record.url(for: field)))
         }
         return Self.httpURL(mirrors.resolve(url)).map { FetchJob(source: $0, targets: targets) }
+    }
+
+    /// Whether `httpURL(text)` is a URL, without parsing the common simple URL into one: that
+    /// parse was nearly half of planning 5000 records (2.6 of 5.9 ms), and the URL is parsed
+    /// again anyway when its job is queued. A URL that is not simple gets the full parse.
+    static func isHTTPURL(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8(isSimpleHTTPURL) || httpURL(text) != nil
+    }
+
+    /// `http://` or `https://` (any case), a host of letters, digits and `.-_~`, an optional port
+    /// of 1 to 5 digits, then nothing or a path or query of unreserved characters, sub-delims
+    /// and `:@/?`: a strict subset of what `URL(string:)` accepts with that scheme and a host.
+    /// Anything else (`%`, `#`, `[`, userinfo, non-ASCII, spaces) returns false.
+    static func isSimpleHTTPURL(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        func lower(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte | 0x20 : byte }
+        func isUnreserved(_ byte: UInt8) -> Bool {
+            switch byte {
+            case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D, 0x2E, 0x5F, 0x7E: true  // 0-9 A-Z a-z - . _ ~
+            default: false
+            }
+        }
+        var index = 0
+        for byte in "http".utf8 {
+            guard index < utf8.count, lower(utf8[index]) == byte else { return false }
+            index += 1
+        }
+        if index < utf8.count, lower(utf8[index]) == 0x73 { index += 1 }  // s
+        for byte in "://".utf8 {
+            guard index < utf8.count, utf8[index] == byte else { return false }
+            index += 1
+        }
+        let hostStart = index
+        while index < utf8.count, isUnreserved(utf8[index]) { index += 1 }
+        guard index > hostStart else { return false }
+        if index < utf8.count, utf8[index] == 0x3A {  // :port
+            index += 1
+            let portStart = index
+            while index < utf8.count, (0x30...0x39).contains(utf8[index]) { index += 1 }
+            guard (1...5).contains(index - portStart) else { return false }
+        }
+        guard index == utf8.count || utf8[index] == 0x2F || utf8[index] == 0x3F else { return false }  // / or ?
+        while index < utf8.count {
+            let byte = utf8[index]
+            switch byte {
+            // ! $ & ' ( ) * + , ; = : @ / ?
+            case 0x21, 0x24, 0x26...0x2C, 0x3B, 0x3D, 0x3A, 0x40, 0x2F, 0x3F: break
+            default: guard isUnreserved(byte) else { return false }
+            }
+            index += 1
+        }
+        return true
     }
 
     /// The URL if it is an absolute http(s) URL with a host; the archiver never reads local files.
