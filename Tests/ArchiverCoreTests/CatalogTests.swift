@@ -35,6 +35,16 @@ final class CatalogTests: XCTestCase {
         XCTAssertEqual(fast("[]"), [])
     }
 
+    func testARecordReadForSomeFieldsHasOnlyThoseStrings() throws {
+        let text = #"[{"albumId": 2, "id": 8, "title": "t\u00e9", "url": "https://h/8", "thumbnailUrl": "https://h/t8"}]"#
+        let data = Data(text.utf8)
+        let scanned = try XCTUnwrap(CatalogScanner.scan(data))
+        var reader = CatalogReader(CatalogRecords(storage: CatalogStorage(.bytes(data)), entries: scanned.entries, end: scanned.end))
+        XCTAssertEqual(reader.record(0, fields: .image(.thumbnailUrl)), CatalogRecord(albumId: 2, id: 8, title: "", url: "", thumbnailUrl: "https://h/t8"))
+        XCTAssertEqual(reader.record(0, fields: [.title, .image(.url)]), CatalogRecord(albumId: 2, id: 8, title: "té", url: "https://h/8", thumbnailUrl: ""))
+        XCTAssertEqual(reader.record(0), CatalogRecord(albumId: 2, id: 8, title: "té", url: "https://h/8", thumbnailUrl: "https://h/t8"))
+    }
+
     func testAnythingUnexpectedIsLeftToJSONDecoderForItsMessage() throws {
         let record = #"{"albumId": 1, "id": 1, "title": "t", "url": "u", "thumbnailUrl": "v"}"#
         for text in [

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A fast path for the catalog's one shape, a JSON array of flat records, over raw bytes: one
 /// record object at a time (`CatalogScanner` walks the array around them).
 ///
@@ -9,12 +13,32 @@ struct CatalogParser {
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
 
+    /// Which of a record's strings to make: each is checked either way, but one not asked for
+    /// comes back empty. The scan needs none of them, planning only the image URL.
+    struct Fields: OptionSet {
+        let rawValue: UInt8
+        static let title = Fields(rawValue: 1)
+        static let url = Fields(rawValue: 2)
+        static let thumbnailUrl = Fields(rawValue: 4)
+        static let all: Fields = [.title, .url, .thumbnailUrl]
+
+        /// The field that holds the image URL.
+        static func image(_ field: ImageField) -> Fields {
+            switch field {
+            case .url: .url
+            case .thumbnailUrl: .thumbnailUrl
+            }
+        }
+    }
+
     /// The record object that starts at `start` and the index just past its closing brace; nil
     /// for anything unexpected, including an object cut off by the end of `bytes`.
-    static func record(in bytes: UnsafeBufferPointer<UInt8>, at start: Int) -> (record: CatalogRecord, end: Int)? {
+    static func record(
+        in bytes: UnsafeBufferPointer<UInt8>, at start: Int, fields: Fields = .all
+    ) -> (record: CatalogRecord, end: Int)? {
         var parser = CatalogParser(bytes: bytes)
         parser.index = start
-        guard let record = parser.object(), parser.index <= bytes.count else { return nil }
+        guard let record = parser.object(fields), parser.index <= bytes.count else { return nil }
         return (record, parser.index)
     }
 
@@ -22,20 +46,24 @@ struct CatalogParser {
         self.bytes = bytes
     }
 
-    private mutating func object() -> CatalogRecord? {
+    private enum Key {
+        case albumId, id, title, url, thumbnailUrl, other
+    }
+
+    private mutating func object(_ fields: Fields) -> CatalogRecord? {
         var albumId: Int?, id: Int?, title: String?, url: String?, thumbnailUrl: String?
         guard consume(0x7B) else { return nil }  // {
         if !consume(0x7D) {
             repeat {
-                guard let key = rawString(), consume(0x3A) else { return nil }
+                guard let key = key(), consume(0x3A) else { return nil }
                 skipSpace()
                 switch key {
-                case "albumId": albumId = integer()
-                case "id": id = integer()
-                case "title": title = string()
-                case "url": url = string()
-                case "thumbnailUrl": thumbnailUrl = string()
-                default: guard skipValue() else { return nil }
+                case .albumId: albumId = integer()
+                case .id: id = integer()
+                case .title: title = string(making: fields.contains(.title))
+                case .url: url = string(making: fields.contains(.url))
+                case .thumbnailUrl: thumbnailUrl = string(making: fields.contains(.thumbnailUrl))
+                case .other: guard skipValue() else { return nil }
                 }
                 if index > bytes.count { return nil }
             } while consume(0x2C)
@@ -46,7 +74,12 @@ struct CatalogParser {
     }
 
     private mutating func skipSpace() {
-        while index < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[index]) { index += 1 }
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x0A, 0x0D, 0x09: index += 1
+            default: return
+            }
+        }
     }
 
     /// Skips white space, then takes `byte` if it is next.
@@ -55,6 +88,20 @@ struct CatalogParser {
         guard index < bytes.count, bytes[index] == byte else { return false }
         index += 1
         return true
+    }
+
+    /// A key, matched as bytes (keys are always plain: one with an escape goes to JSONDecoder).
+    private mutating func key() -> Key? {
+        guard let (start, end) = plainString() else { return nil }
+        func matches(_ name: StaticString) -> Bool {
+            end - start == name.utf8CodeUnitCount && memcmp(bytes.baseAddress! + start, name.utf8Start, end - start) == 0
+        }
+        if matches("id") { return .id }
+        if matches("albumId") { return .albumId }
+        if matches("title") { return .title }
+        if matches("url") { return .url }
+        if matches("thumbnailUrl") { return .thumbnailUrl }
+        return .other
     }
 
     /// A plain integer (no fraction or exponent: those go to JSONDecoder).
@@ -77,8 +124,9 @@ struct CatalogParser {
         return bytes[start] == 0x2D ? -value : value
     }
 
-    /// A string's raw bytes as a String when it has no escapes (keys are always plain).
-    private mutating func rawString() -> String? {
+    /// The bounds of a string without escapes or control characters, taken; nil (and nothing
+    /// taken) for any other string.
+    private mutating func plainString() -> (start: Int, end: Int)? {
         skipSpace()
         guard index < bytes.count, bytes[index] == 0x22 else { return nil }
         let start = index + 1
@@ -89,13 +137,16 @@ struct CatalogParser {
         }
         guard end < bytes.count else { return nil }
         index = end + 1
-        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+        return (start, end)
     }
 
-    /// A string value, with escapes decoded.
-    private mutating func string() -> String? {
+    /// A string value, with escapes decoded; with `making` false, checked the same way but
+    /// returned empty.
+    private mutating func string(making: Bool = true) -> String? {
         let save = index
-        if let plain = rawString() { return plain }
+        if let (start, end) = plainString() {
+            return making ? String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self) : ""
+        }
         index = save
         skipSpace()
         guard index < bytes.count, bytes[index] == 0x22 else { return fail() }
@@ -112,7 +163,7 @@ struct CatalogParser {
             switch byte {
             case 0x22:
                 flush()
-                return String(scalars)
+                return making ? String(scalars) : ""
             case 0x5C:
                 guard index < bytes.count else { return fail() }
                 let escape = bytes[index]
@@ -160,14 +211,14 @@ struct CatalogParser {
         skipSpace()
         guard index < bytes.count else { return false }
         switch bytes[index] {
-        case 0x22: return string() != nil
+        case 0x22: return string(making: false) != nil
         case 0x7B, 0x5B:
             let close: UInt8 = bytes[index] == 0x7B ? 0x7D : 0x5D
             index += 1
             if consume(close) { return true }
             repeat {
                 if close == 0x7D {
-                    guard rawString() != nil || string() != nil, consume(0x3A) else { return false }
+                    guard string(making: false) != nil, consume(0x3A) else { return false }
                 }
                 guard skipValue() else { return false }
             } while consume(0x2C)

@@ -60,7 +60,11 @@ public struct CatalogRecords: RandomAccessCollection, Sendable {
         self.storage = storage
         self.entries = entries
         self.end = end
-        byID = Array((0..<Int32(entries.count)).sorted { entries[Int($0)].id < entries[Int($1)].id })
+        var byID = Array(0..<Int32(entries.count))
+        if !entries.indices.dropFirst().allSatisfy({ entries[$0 - 1].id < entries[$0].id }) {
+            byID.sort { entries[Int($0)].id < entries[Int($1)].id }
+        }
+        self.byID = byID
     }
 
     public var startIndex: Int { 0 }
@@ -130,15 +134,20 @@ public struct CatalogReader {
         self.records = records
     }
 
-    /// The record at `position`. A record that no longer parses (the file changed during the run)
-    /// comes back with its id and empty fields, and the storage is marked damaged.
+    /// The record at `position`, with only `fields`' strings made (the others empty). A record
+    /// that no longer parses (the file changed during the run) comes back with its id and empty
+    /// fields, and the storage is marked damaged.
     public mutating func record(_ position: Int) -> CatalogRecord {
-        if let record = decode(position) { return record }
+        record(position, fields: .all)
+    }
+
+    mutating func record(_ position: Int, fields: CatalogParser.Fields) -> CatalogRecord {
+        if let record = decode(position, fields: fields) { return record }
         records.storage.damaged.withLock { $0 = true }
         return CatalogRecord(albumId: 0, id: records.entries[position].id, title: "", url: "", thumbnailUrl: "")
     }
 
-    private mutating func decode(_ position: Int) -> CatalogRecord? {
+    private mutating func decode(_ position: Int, fields: CatalogParser.Fields) -> CatalogRecord? {
         let start = records.entries[position].offset
         let end = position + 1 < records.entries.count ? records.entries[position + 1].offset : records.end
         switch records.storage.backing {
@@ -146,14 +155,14 @@ public struct CatalogReader {
             return all[position]
         case .bytes(let data):
             return data.withUnsafeBytes { raw in
-                CatalogParser.record(in: raw.bindMemory(to: UInt8.self).prefix(upTo: end), at: start)?.record
+                CatalogParser.record(in: raw.bindMemory(to: UInt8.self).prefix(upTo: end), at: start, fields: fields)?.record
             }
         case .file(let descriptor, _, _):
             if start < windowStart || end > windowStart + windowCount {
                 guard fill(descriptor, from: start, atLeast: end - start) else { return nil }
             }
             let (from, to) = (start - windowStart, end - windowStart)
-            return window.withUnsafeBufferPointer { CatalogParser.record(in: UnsafeBufferPointer(rebasing: $0[..<to]), at: from)?.record }
+            return window.withUnsafeBufferPointer { CatalogParser.record(in: UnsafeBufferPointer(rebasing: $0[..<to]), at: from, fields: fields)?.record }
         }
     }
 

@@ -59,7 +59,7 @@ struct CatalogScanner {
                 while true {
                     guard ensure(lookahead) else { return nil }
                     parsed = buffer.withUnsafeBufferPointer {
-                        CatalogParser.record(in: UnsafeBufferPointer(rebasing: $0[..<count]), at: position)
+                        CatalogParser.record(in: UnsafeBufferPointer(rebasing: $0[..<count]), at: position, fields: [])
                     }
                     if parsed != nil || atEOF || lookahead >= Self.maxLookahead { break }
                     lookahead *= 4

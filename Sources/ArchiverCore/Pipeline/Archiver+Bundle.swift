@@ -14,7 +14,7 @@ extension Archiver {
         let config = configuration
         let records = catalog.records
         func item(_ position: Int, _ reader: inout CatalogReader) -> (record: CatalogRecord, item: Manifest.Item) {
-            let record = reader.record(position)
+            let record = reader.record(position, fields: [.title, .image(config.field)])
             let outcome = ledger.outcome(at: position, of: record, field: config.field)
             return (record, Manifest.item(for: record, field: config.field, mirrors: config.mirrors, outcome: outcome))
         }
@@ -49,7 +49,7 @@ extension Archiver {
                     path: layout.journal.path, sync: config.durable,
                     produce: { emit in
                         for position in records.byID {
-                            let record = reader.record(Int(position))
+                            let record = reader.record(Int(position), fields: .image(config.field))
                             if let outcome = ledger.outcome(at: Int(position), of: record, field: config.field) { emit(outcome) }
                         }
                     }, beforeCommit: unchanged)

@@ -65,7 +65,7 @@ public struct Plan: Sendable {
         var records = CatalogReader(catalog.records)
         var earlier = CatalogReader(catalog.records)
         for position in catalog.records.indices {
-            let record = records.record(position)
+            let record = records.record(position, fields: .image(field))
             let url = record.url(for: field)
             if !journal.isEmpty, let previous = journal.record(for: record.id) {
                 if previous.url != url, previous.status == .done {
@@ -98,7 +98,7 @@ public struct Plan: Sendable {
             let hash = source.hashValue
             var shared: Int32?
             if let job = byHash[hash] {
-                if mirrors.resolve(earlier.record(Int(jobs[Int(job)])).url(for: field)).utf8.elementsEqual(source.utf8) {
+                if mirrors.resolve(earlier.record(Int(jobs[Int(job)]), fields: .image(field)).url(for: field)).utf8.elementsEqual(source.utf8) {
                     shared = job
                 } else {
                     shared = collided[Array(source.utf8)]
@@ -118,11 +118,11 @@ public struct Plan: Sendable {
     /// Job `index`, its URL and targets read back from the catalog; nil only if the catalog
     /// was edited during the run and the URL no longer reads (the run then ends with an error).
     func job(_ index: Int, reader: inout CatalogReader) -> FetchJob? {
-        let first = reader.record(Int(jobs[index]))
+        let first = reader.record(Int(jobs[index]), fields: .image(field))
         let url = first.url(for: field)
         var targets = [FetchJob.Target(id: first.id, url: url)]
         for position in sharers[index] ?? [] {
-            let record = reader.record(Int(position))
+            let record = reader.record(Int(position), fields: .image(field))
             targets.append(FetchJob.Target(id: record.id, url: record.url(for: field)))
         }
         return Self.httpURL(mirrors.resolve(url)).map { FetchJob(source: $0, targets: targets) }
