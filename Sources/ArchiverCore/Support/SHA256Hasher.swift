@@ -5,7 +5,7 @@ final class SHA256Hasher {
     private let context: OpaquePointer
 
     init() {
-        guard let context = EVP_MD_CTX_new(), EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
+        guard let context = EVP_MD_CTX_new(), EVP_DigestInit_ex(context, SHA256.algorithm, nil) == 1 else {
             preconditionFailure("libcrypto could not start a SHA-256")
         }
         self.context = context
