@@ -143,11 +143,11 @@ final class CatalogTests: XCTestCase {
 }
 
 extension CatalogTests {
-    /// The run reads records back while it writes manifest.json and compacts the journal, after
-    /// its "changed during the run" check. An in-place edit then (here two URLs swapped, same
-    /// length) must still end the run with the catalog error, not compact the journal into lines
-    /// that vouch for the old bytes under the new URLs.
-    func testACatalogEditedWhileTheManifestIsWrittenEndsTheRunWithAnError() throws {
+    /// The run reads records back while it finishes manifest.json and index.html and compacts
+    /// the journal, after its "changed during the run" check. An in-place edit then (here two URLs
+    /// swapped, same length) must still end the run with the catalog error, not compact the
+    /// journal into lines that vouch for the old bytes under the new URLs.
+    func testACatalogEditedWhileTheBundleFilesAreFinishedEndsTheRunWithAnError() throws {
         let server = try Fixtures.placeholderServer()
         let dir = Fixtures.temporaryDirectory(self)
         var records = Fixtures.records(400)
@@ -162,14 +162,15 @@ extension CatalogTests {
         // Fetched again, so the next run records them itself and compacts the journal.
         for id in [1, 2, 400] { try FileManager.default.removeItem(at: out.appendingPathComponent("images/\(id).png")) }
 
-        // The manifest's temporary file is a FIFO: its writer blocks in open until this reader
-        // comes, then in write (the manifest is larger than a pipe holds) until it reads.
-        let fifo = out.appendingPathComponent(".manifest.json.tmp-\(getpid())").path
+        // The page's temporary file, opened only once every item has its outcome, is a FIFO:
+        // its writer blocks in open until this reader comes, then in write (the page is larger
+        // than a pipe holds) until it reads.
+        let fifo = out.appendingPathComponent(".index.html.tmp-\(getpid())").path
         XCTAssertEqual(mkfifo(fifo, 0o644), 0)
         let drained = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
             let reader = open(fifo, O_RDONLY)
-            // The run is past its check and writing the manifest: swap the two URLs in place.
+            // The run is past its check and finishing the page: swap the two URLs in place.
             var text = try! Data(contentsOf: catalogURL)
             let a = text.range(of: Data("600/aaaaaa".utf8))!, b = text.range(of: Data("600/bbbbbb".utf8))!
             text.replaceSubrange(a, with: Data("600/bbbbbb".utf8))

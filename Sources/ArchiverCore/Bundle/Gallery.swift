@@ -42,6 +42,8 @@ public enum Gallery {
         var albums: [Int]
         /// Refs in page order: by album, then by id.
         var order: [Int32]
+        /// Each album in page order, with how many rows it has.
+        var sections: [(album: Int, count: Int)] = []
 
         /// `albums[ref]` and `id(ref)` give each ref's sort key; refs already in order (the
         /// common case: catalogs list albums in turn) are not sorted.
@@ -53,6 +55,10 @@ public enum Gallery {
             let sorted = albums.indices.dropFirst().allSatisfy { (albums[$0 - 1], id($0 - 1)) <= (albums[$0], id($0)) }
             if !sorted {
                 order.sort { (albums[Int($0)], id(Int($0))) < (albums[Int($1)], id(Int($1))) }
+            }
+            for ref in order {
+                let album = albums[Int(ref)]
+                if sections.last?.album == album { sections[sections.count - 1].count += 1 } else { sections.append((album, 1)) }
             }
         }
 
@@ -70,16 +76,20 @@ public enum Gallery {
     /// Rows are built as bytes: with string interpolation and a String per row, the page took
     /// most of the time a run spends after its last download.
     static func render(_ contents: Contents, item: (Int) -> Manifest.Item, emit: ([UInt8]) -> Void) {
-        let rows = contents.order
-        var albums: [(album: Int, rows: ArraySlice<Int32>)] = []
-        var start = rows.startIndex
-        while start < rows.endIndex {
-            let album = contents.albums[Int(rows[start])]
-            let end = rows[start...].firstIndex { contents.albums[Int($0)] != album } ?? rows.endIndex
-            albums.append((album, rows[start..<end]))
-            start = end
+        emit(head(contents, counts: contents.counts))
+        var body = Body(contents)
+        while let ref = body.nextRef {
+            body.add(item(ref))
+            if body.bytes.count >= 1 << 16 { emit(body.take()) }
         }
-        let counts = contents.counts
+        body.finish()
+        emit(body.take())
+    }
+
+    /// Everything before the first row: the page's title, its counts and the albums' links. A run
+    /// writes the rows (`Body`) as their items finish, and this last, when the counts are known.
+    static func head(_ contents: Contents, counts: [ItemRecord.Status: Int]) -> [UInt8] {
+        let rows = contents.order.count
         var page = Page()
         page.add(
             """
@@ -88,35 +98,71 @@ public enum Gallery {
             <head>
             <meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>Archived images (\(rows.count))</title>
+            <title>Archived images (\(rows))</title>
             <style>\(style)</style>
             </head>
             <body>
             <header>
             <h1>Archived images</h1>
-            <p>\(rows.count) items from \(escape(contents.source)): \
+            <p>\(rows) items from \(escape(contents.source)): \
             \(counts[.done, default: 0]) done, \(counts[.failed, default: 0]) failed, \
             \(counts[.pending, default: 0]) pending.</p>
             <nav>Albums:
             """)
-        for (album, _) in albums {
-            page.add(" <a href=\"#album-\(album)\">\(album)</a>")
+        for section in contents.sections {
+            page.add(" <a href=\"#album-\(section.album)\">\(section.album)</a>")
         }
         page.add("</nav>\n</header>\n<main>\n")
-        for (album, albumRows) in albums {
-            page.add("<section id=\"album-\(album)\">\n<h2>Album \(album) <small>(\(albumRows.count) items)</small></h2>\n")
-            page.add("<table>\n")
-            for ref in albumRows {
-                row(for: item(Int(ref)), into: &page)
-                if page.bytes.count >= 1 << 16 {
-                    emit(page.bytes)
-                    page.bytes.removeAll(keepingCapacity: true)
-                }
-            }
-            page.add("</table>\n</section>\n")
+        return page.bytes
+    }
+
+    /// The rows and album sections after the head, made one item at a time in page order.
+    struct Body {
+        let contents: Contents
+        /// The next row, as an index into `contents.order`.
+        private(set) var next = 0
+        private var section = -1
+        private var left = 0
+        private var page = Page()
+
+        init(_ contents: Contents) {
+            self.contents = contents
         }
-        page.add("</main>\n</body>\n</html>\n")
-        emit(page.bytes)
+
+        /// The ref whose item the next row shows, or nil after the last.
+        var nextRef: Int? {
+            next < contents.order.count ? Int(contents.order[next]) : nil
+        }
+
+        /// Bytes made and not yet taken.
+        var bytes: [UInt8] { page.bytes }
+
+        /// The row for `nextRef`'s item, opening its album's section first if it is the album's first.
+        mutating func add(_ item: Manifest.Item) {
+            if left == 0 {
+                if section >= 0 { page.add("</table>\n</section>\n") }
+                section += 1
+                let (album, count) = contents.sections[section]
+                page.add("<section id=\"album-\(album)\">\n<h2>Album \(album) <small>(\(count) items)</small></h2>\n")
+                page.add("<table>\n")
+                left = count
+            }
+            row(for: item, into: &page)
+            left -= 1
+            next += 1
+        }
+
+        /// Closes the last section and the page; call it after the last row.
+        mutating func finish() {
+            if section >= 0 { page.add("</table>\n</section>\n") }
+            page.add("</main>\n</body>\n</html>\n")
+        }
+
+        /// The bytes made since the last take.
+        mutating func take() -> [UInt8] {
+            defer { page.bytes.removeAll(keepingCapacity: true) }
+            return page.bytes
+        }
     }
 
     /// The page's bytes as they are built; text is escaped for element content and quoted attributes.

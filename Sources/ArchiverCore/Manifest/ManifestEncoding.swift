@@ -17,6 +17,23 @@ enum ManifestEncoding {
         catalog: Manifest.CatalogInfo, field: ImageField, version: Int, items: some Sequence<Manifest.Item>,
         emit: ([UInt8]) -> Void
     ) {
+        var out = head(catalog: catalog, field: field)
+        var count = 0
+        for item in items {
+            append(item, index: count, to: &out)
+            count += 1
+            if out.count >= 1 << 16 {
+                emit(out)
+                out.removeAll(keepingCapacity: true)
+            }
+        }
+        out += tail(version: version, items: count)
+        emit(out)
+    }
+
+    /// Everything before the first item: a manifest can be written item by item as a run goes,
+    /// `head`, then `append` for each item in id order, then `tail`.
+    static func head(catalog: Manifest.CatalogInfo, field: ImageField) -> [UInt8] {
         var out: [UInt8] = []
         out += Array("{\n  \"catalog\": {\"records\": \(catalog.records), \"sha256\": ".utf8)
         string(catalog.sha256, into: &out)
@@ -25,19 +42,18 @@ enum ManifestEncoding {
         out += Array("},\n  \"field\": ".utf8)
         string(field.rawValue, into: &out)
         out += Array(",\n  \"items\": [".utf8)
-        var empty = true
-        for item in items {
-            out.appendLiteral(empty ? "\n    " : ",\n    ")
-            empty = false
-            encode(item, into: &out)
-            if out.count >= 1 << 16 {
-                emit(out)
-                out.removeAll(keepingCapacity: true)
-            }
-        }
-        out += Array((empty ? "],\n" : "\n  ],\n").utf8)
-        out += Array("  \"version\": \(version)\n}\n".utf8)
-        emit(out)
+        return out
+    }
+
+    /// Item number `index` (from 0), with the separator before it.
+    static func append(_ item: Manifest.Item, index: Int, to out: inout [UInt8]) {
+        out.appendLiteral(index == 0 ? "\n    " : ",\n    ")
+        encode(item, into: &out)
+    }
+
+    /// Everything after the last of `items` items.
+    static func tail(version: Int, items: Int) -> [UInt8] {
+        Array(((items == 0 ? "],\n" : "\n  ],\n") + "  \"version\": \(version)\n}\n").utf8)
     }
 
     /// One item as a single-line object with its keys in sorted order.

@@ -31,7 +31,8 @@ public struct RunSummary: Sendable {
 ///                  FetchOperation: fetch (retries), next URL's request    [libcurl's thread]
 ///                                  ─▶ validate (libpng), hash                 [writer; work queue if --validate full]
 ///                                  ─▶ store (tmpfile, link) ─▶ journal ─▶ ledger [writer queue]
-///             ─▶ manifest.json, index.html, compacted journal
+///             ─▶ manifest.json, index.html (items written as they finish, the files put in
+///                place at the end), compacted journal
 public final class Archiver: Sendable {
     private struct Feed {
         var reader: CatalogReader?
@@ -94,6 +95,8 @@ public final class Archiver: Sendable {
         }
         let lock = try BundleLock(path: layout.lock.path)
         defer { withExtendedLifetime(lock) {} }
+        AtomicFileWriter.removeDebris(in: layout.root.path)
+        AtomicFileWriter.removeDebris(in: layout.state.path)
         try RunOptions(catalog: catalog.source, field: config.field, records: catalog.records.count).claim(layout)
 
         let store = KeyedStore(directory: layout.images, fileSystem: fileSystem, durable: config.durable)
@@ -132,7 +135,13 @@ public final class Archiver: Sendable {
 
         feed.withLock { $0.reader = CatalogReader(catalog.records) }
         feedQueue(plan, stages: stages)
-        done.wait()
+        // While the jobs run, this thread writes the items that have finished to the manifest
+        // and page (if this fails, `writeBundle` tries again at the end and reports why).
+        let output = plan.jobCount > 0
+            ? try? BundleOutput(catalog: catalog, ledger: ledger, configuration: config, layout: layout) : nil
+        while done.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
+            output?.advance()
+        }
 
         if catalog.changedSinceLoad {
             throw .catalog(.changedDuringRun(source: catalog.source))
@@ -151,7 +160,7 @@ public final class Archiver: Sendable {
             ]
             try writeBundle(
                 catalog, ledger: ledger, counts: counts, layout: layout,
-                compact: !interrupted && previous.lineCount > 0 && !unchanged)
+                compact: !interrupted && previous.lineCount > 0 && !unchanged, output: output)
             if !interrupted { BundleStamp(catalog: catalog, field: config.field, layout: layout)?.write(layout) }
         }
         return summarize(catalog, ledger: ledger, tally: tally, started: started, interrupted: interrupted)

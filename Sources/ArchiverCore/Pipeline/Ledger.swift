@@ -87,6 +87,13 @@ final class Ledger: Sendable {
         state.withLock { $0.outcomes.count { $0.code != .none } }
     }
 
+    /// How many of `positions`, from the first, have an outcome, recorded this run or carried over.
+    func recordedPrefix(_ positions: ArraySlice<Int32>) -> Int {
+        state.withLock { state in
+            positions.prefix { state.outcomes[Int($0)].code != .none }.count
+        }
+    }
+
     /// The outcome of `record` (at `position`), if it has one for the URL it has now.
     func outcome(at position: Int, of record: CatalogRecord, field: ImageField) -> ItemRecord? {
         let url = record.url(for: field)

@@ -53,6 +53,49 @@ final class AtomicFileWriter {
         try writer.commit()
     }
 
+    /// Appends everything written to `scratch`, copied by the kernel.
+    func append(_ scratch: ScratchFile) {
+        flush()
+        scratch.flush()
+        guard failure == nil else { return }
+        if let reason = scratch.failure {
+            failure = "cannot write \(temporary): \(reason)"
+            return
+        }
+        var offset = off_t(0)
+        while offset < scratch.size {
+            let n = sendfile(descriptor, scratch.descriptor, &offset, scratch.size - Int(offset))
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else {
+                failure = "cannot write \(temporary): \(n < 0 ? errnoText() : "the scratch file ended early")"
+                return
+            }
+        }
+    }
+
+    /// Removes the regular files that `AtomicFileWriter`s of a killed run left in `directory`
+    /// (`.NAME.tmp-PID`); call it holding the bundle lock, when no writer of this process is
+    /// open there.
+    static func removeDebris(in directory: String) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for name in names where name.hasPrefix(".") {
+            guard let mark = name.range(of: ".tmp-", options: .backwards),
+                !name[mark.upperBound...].isEmpty, name[mark.upperBound...].allSatisfy({ ("0"..."9").contains($0) })
+            else { continue }
+            var info = stat()
+            let path = directory + "/" + name
+            if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG { unlink(path) }
+        }
+    }
+
+    /// Gives up: the temporary file goes now and the old file stays.
+    func discard() {
+        guard !closed else { return }
+        closed = true
+        close(descriptor)
+        unlink(temporary)
+    }
+
     /// Writes what is buffered, closes, and renames the file into place.
     func commit() throws(ItemError) {
         flush()
