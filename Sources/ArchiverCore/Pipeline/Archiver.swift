@@ -127,7 +127,8 @@ public final class Archiver: Sendable {
         ledger.record(plan.rejected, bytes: 0)
         self.ledger.withLock { $0 = ledger }
         let stages = PipelineStages(
-            fetcher: fetcher, validator: validator, writer: RecordWriter(journal: journal, store: store, ledger: ledger),
+            fetcher: fetcher, validator: validator,
+            writer: RecordWriter(journal: journal, store: store, ledger: ledger, durable: config.durable),
             ledger: ledger,
             backoff: backoff, retries: config.retries, maxRetryAfter: config.maxRetryAfter,
             rateLimiter: config.rate.map { RateLimiter(rate: $0) }, validateInParallel: config.validation == .full,

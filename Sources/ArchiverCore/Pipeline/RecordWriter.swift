@@ -3,10 +3,16 @@ import Dispatch
 /// The one thread that writes image files and journal lines, in that order.
 ///
 /// Jobs hand it work with `submit`; the work stores files and calls `record`. Journal lines wait
-/// until the writer has nothing else queued (or a batch is full), then go out in one write: one
+/// until the writer has nothing else queued or a batch is full, then go out in one write: one
 /// directory fsync and one journal fsync per batch with `--durable`. Only after the lines are
 /// written do the outcomes reach the ledger and the jobs end. Creating files in one directory
 /// from many threads only contends on the directory's lock, which is why there is one writer.
+///
+/// A batch is small (`batchLimit`) unless the run is durable: a job may have only two URLs
+/// between request and journal line, so while the writer is busy, every line it holds back
+/// can stall a job's next request. With batches of 64, a fresh 5000-image run on ext4 took
+/// 1.10 times curl's wall time; with 4, 0.96 (9 rounds each, in turns). A durable commit
+/// costs two fsyncs, so there batches stay large.
 final class RecordWriter: @unchecked Sendable {
     private let queue = DispatchQueue(label: "archiver.writer")
     private let journal: Journal
@@ -18,12 +24,13 @@ final class RecordWriter: @unchecked Sendable {
     private var pending: [ItemRecord] = []
     private var pendingBytes: Int64 = 0
     private var afterCommit: [@Sendable () -> Void] = []
-    private static let batchLimit = 64
+    private let batchLimit: Int
 
-    init(journal: Journal, store: KeyedStore, ledger: Ledger) {
+    init(journal: Journal, store: KeyedStore, ledger: Ledger, durable: Bool = false) {
         self.journal = journal
         self.store = store
         self.ledger = ledger
+        batchLimit = durable ? 64 : 4
     }
 
     /// Runs `work` on the writer thread.
@@ -35,7 +42,7 @@ final class RecordWriter: @unchecked Sendable {
                 count -= 1
                 return count == 0
             }
-            if idle || pending.count >= Self.batchLimit { commit() }
+            if idle || pending.count >= batchLimit { commit() }
         }
     }
 
