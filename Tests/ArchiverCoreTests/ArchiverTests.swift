@@ -236,6 +236,17 @@ final class ArchiverTests: XCTestCase {
         XCTAssertEqual(mirrors.resolve("https://via.placeholder.com/600/abc"), "http://a/600/abc")
         XCTAssertEqual(mirrors.resolve("https://via.placeholder.com/150/abc"), "http://b/t/abc")
         XCTAssertEqual(mirrors.resolve("https://example.com/x"), "https://example.com/x")
+        // `resolves(_:to:)` agrees with `resolve` without making the string.
+        for url in ["https://via.placeholder.com/600/abc", "https://via.placeholder.com/150/abc", "https://example.com/x",
+                    "https://via.placeholder.com", "https://via.placeholder.com/150", ""] {
+            let resolved = mirrors.resolve(url)
+            XCTAssertTrue(mirrors.resolves(url, to: resolved), url)
+            XCTAssertFalse(mirrors.resolves(url, to: resolved + "x"), url)
+            XCTAssertFalse(mirrors.resolves(url, to: String(resolved.dropLast())) && !resolved.isEmpty, url)
+            XCTAssertFalse(mirrors.resolves(url, to: url + "/other"), url)
+        }
+        XCTAssertFalse(mirrors.resolves("https://via.placeholder.com/600/abc", to: "http://b/600/abc"))
+        XCTAssertTrue(MirrorMap().resolves("https://h/x", to: "https://h/x"))
         XCTAssertNil(MirrorMap.parseRule("no-equals-sign"))
         XCTAssertNil(MirrorMap.parseRule("=http://to"))
     }

@@ -29,6 +29,30 @@ public struct MirrorMap: Sendable, Equatable {
         return url
     }
 
+    /// Whether `resolve(url)` is `source`, without making the resolved string: the ledger asks
+    /// this for every outcome, to keep only the fetched URLs that are not what it resolves to.
+    public func resolves(_ url: String, to source: String) -> Bool {
+        var url = url, source = source
+        for rule in rules where Self.hasBytePrefix(url, rule.from) {
+            var to = rule.to, from = rule.from
+            return url.withUTF8 { url in
+                source.withUTF8 { source in
+                    to.withUTF8 { to in
+                        let rest = url.count - from.utf8.count
+                        return source.count == to.count + rest
+                            && (to.isEmpty || memcmp(source.baseAddress!, to.baseAddress!, to.count) == 0)
+                            && (rest == 0 || memcmp(source.baseAddress! + to.count, url.baseAddress! + (url.count - rest), rest) == 0)
+                    }
+                }
+            }
+        }
+        return url.withUTF8 { url in
+            source.withUTF8 { source in
+                url.count == source.count && (url.isEmpty || memcmp(url.baseAddress!, source.baseAddress!, url.count) == 0)
+            }
+        }
+    }
+
     private static func hasBytePrefix(_ text: String, _ prefix: String) -> Bool {
         var text = text, prefix = prefix
         return text.withUTF8 { text in

@@ -26,7 +26,7 @@ extension FetchOperation {
                 written += Int64(data.count)
                 records.append(
                     ItemRecord(
-                        id: target.id, url: target.url, source: job.source.absoluteString, status: .done,
+                        id: target.id, url: target.url, source: job.address, status: .done,
                         bytes: Int64(data.count), sha256: facts.sha256, width: facts.info.width,
                         height: facts.info.height, attempts: attempts))
             } catch {
@@ -48,7 +48,7 @@ extension FetchOperation {
 
     func failure(_ job: FetchJob, _ error: ItemError, target: FetchJob.Target, attempts: Int) -> ItemRecord {
         ItemRecord(
-            id: target.id, url: target.url, source: job.source.absoluteString, status: .failed,
+            id: target.id, url: target.url, source: job.address, status: .failed,
             attempts: attempts, error: RecordedError(error))
     }
 }

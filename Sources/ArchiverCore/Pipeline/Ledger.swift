@@ -70,7 +70,7 @@ final class Ledger: Sendable {
                 outcome.attempts = Int32(clamping: record.attempts)
                 state.outcomes[position] = outcome
                 state.errors[key] = record.status == .failed ? record.error : nil
-                state.sources[key] = record.source == mirrors.resolve(record.url) ? nil : record.source
+                state.sources[key] = mirrors.resolves(record.url, to: record.source) ? nil : record.source
             }
             state.progress.bytes += bytes
         }

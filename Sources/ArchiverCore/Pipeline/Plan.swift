@@ -11,6 +11,14 @@ public struct FetchJob: Sendable {
 
     public var source: URL
     public var targets: [Target]
+    /// `source` as text, made once here rather than for every record on the writer.
+    let address: String
+
+    init(source: URL, targets: [Target]) {
+        self.source = source
+        self.targets = targets
+        address = source.absoluteString
+    }
 }
 
 /// What a run must do, derived from the catalog and what the journal says is already done.
