@@ -136,13 +136,13 @@ public final class Archiver: Sendable {
 
         feed.withLock { $0.reader = CatalogReader(catalog.records) }
         feedQueue(plan, stages: stages)
-        // While the jobs run, this thread writes the items that have finished to the manifest
-        // and page (if this fails, `writeBundle` tries again at the end and reports why).
+        // While the jobs run, the items that have finished are written to the manifest and page
+        // (if this cannot start, `writeBundle` tries again at the end and reports why).
         let output = plan.jobCount > 0
             ? try? BundleOutput(catalog: catalog, ledger: ledger, configuration: config, layout: layout) : nil
-        while done.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
-            output?.advance()
-        }
+        output?.startWriting(every: .milliseconds(20))
+        done.wait()
+        output?.stopWriting()
 
         if catalog.changedSinceLoad {
             throw .catalog(.changedDuringRun(source: catalog.source))
