@@ -9,41 +9,32 @@ import Foundation
 final class AtomicFileWriter {
     private let path: String
     private let temporary: String
-    private let descriptor: Int32
-    private var buffer: [UInt8] = []
-    private var failure: String?
+    private var output: ChunkedWrites
+    private var descriptor: Int32 { output.descriptor }
     private var closed = false
     private let sync: Bool
-    private static let chunk = 256 * 1024
 
     /// With `sync`, the file is fsynced before its rename and the directory after (`--durable`).
-    init(path: String, sync: Bool = false, capacity: Int = chunk) throws(ItemError) {
+    init(path: String, sync: Bool = false, capacity: Int = ChunkedWrites.chunk) throws(ItemError) {
         self.path = path
         self.sync = sync
         let url = URL(fileURLWithPath: path)
         temporary = url.deletingLastPathComponent().path + "/.\(url.lastPathComponent).tmp-\(getpid())"
-        descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw .io("cannot create \(temporary): \(errnoText())") }
-        buffer.reserveCapacity(min(capacity, Self.chunk))
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .io("cannot create \(temporary): \(errnoText())") }
+        output = ChunkedWrites(descriptor: fd, path: temporary, capacity: capacity)
     }
 
     deinit {
-        if !closed {
-            close(descriptor)
-            unlink(temporary)
-        }
+        discard()
     }
 
-    // Flushing before the buffer would outgrow its capacity keeps it at one allocation of
-    // `chunk` bytes (appending past it would double it).
     func append(_ bytes: [UInt8]) {
-        if buffer.count + bytes.count > Self.chunk { flush() }
-        buffer += bytes
+        output.append(bytes)
     }
 
     func append(_ text: String) {
-        if buffer.count + text.utf8.count > Self.chunk { flush() }
-        buffer.appendUTF8(text)
+        output.append(text)
     }
 
     /// Replaces `path` with `bytes` atomically: a small file in one write.
@@ -55,20 +46,18 @@ final class AtomicFileWriter {
 
     /// Appends everything written to `scratch`, copied by the kernel.
     func append(_ scratch: ScratchFile) {
-        flush()
+        output.flush()
         scratch.flush()
-        guard failure == nil else { return }
+        guard output.failure == nil else { return }
         if let reason = scratch.failure {
-            failure = "cannot write \(temporary): \(reason)"
-            return
+            return output.fail("cannot write \(temporary): \(reason)")
         }
         var offset = off_t(0)
         while offset < scratch.size {
             let n = sendfile(descriptor, scratch.descriptor, &offset, scratch.size - Int(offset))
             if n < 0, errno == EINTR { continue }
             guard n > 0 else {
-                failure = "cannot write \(temporary): \(n < 0 ? errnoText() : "the scratch file ended early")"
-                return
+                return output.fail("cannot write \(temporary): \(n < 0 ? errnoText() : "the scratch file ended early")")
             }
         }
     }
@@ -98,9 +87,9 @@ final class AtomicFileWriter {
 
     /// Writes what is buffered, closes, and renames the file into place.
     func commit() throws(ItemError) {
-        flush()
-        if failure == nil, sync, fsync(descriptor) != 0 { failure = "cannot fsync \(temporary): \(errnoText())" }
-        if let failure { throw .io(failure) }
+        output.flush()
+        if output.failure == nil, sync, fsync(descriptor) != 0 { output.fail("cannot fsync \(temporary): \(errnoText())") }
+        if let failure = output.failure { throw .io(failure) }
         closed = true
         close(descriptor)
         guard rename(temporary, path) == 0 else {
@@ -109,11 +98,5 @@ final class AtomicFileWriter {
             throw .io("cannot rename \(temporary) to \(path): \(reason)")
         }
         if sync { try POSIXFileSystem().syncDirectory(URL(fileURLWithPath: path).deletingLastPathComponent().path) }
-    }
-
-    private func flush() {
-        guard failure == nil, !buffer.isEmpty else { return }
-        failure = writeAll(descriptor, buffer, path: temporary)
-        buffer.removeAll(keepingCapacity: true)
     }
 }

@@ -7,11 +7,7 @@ import Glibc
 /// It has no name (`O_TMPFILE`, or a name removed as soon as it is made), so a killed run
 /// leaves nothing behind, and it is gone when closed.
 final class ScratchFile {
-    let descriptor: Int32
-    private var buffer: [UInt8] = []
-    private(set) var size = 0
-    private(set) var failure: String?
-    private static let chunk = 256 * 1024
+    private var output: ChunkedWrites
 
     init(directory: String) throws(ItemError) {
         var fd = open(directory, POSIXFileSystem.tmpfile | O_RDWR | O_CLOEXEC, 0o600)
@@ -21,23 +17,24 @@ final class ScratchFile {
             if fd >= 0 { unlink(path) }
         }
         guard fd >= 0 else { throw .io("cannot create a scratch file in \(directory): \(errnoText())") }
-        descriptor = fd
+        output = ChunkedWrites(descriptor: fd, path: "a scratch file in \(directory)")
     }
 
     deinit {
-        close(descriptor)
+        close(output.descriptor)
     }
+
+    var descriptor: Int32 { output.descriptor }
+    /// Bytes written to the file (after `flush`, all that was appended).
+    var size: Int { output.written }
+    /// Why a write failed, for whoever reads the file back.
+    var failure: String? { output.failure }
 
     func append(_ bytes: [UInt8]) {
-        if buffer.count + bytes.count > Self.chunk { flush() }
-        buffer += bytes
+        output.append(bytes)
     }
 
-    /// Writes what is buffered; a failure is kept for whoever reads the file back.
     func flush() {
-        guard failure == nil, !buffer.isEmpty else { return }
-        failure = writeAll(descriptor, buffer, path: "a scratch file")
-        size += buffer.count
-        buffer.removeAll(keepingCapacity: true)
+        output.flush()
     }
 }
