@@ -124,10 +124,15 @@ final class BundleOutput: @unchecked Sendable {
             outcome: ledger.outcome(at: position, of: record, field: field))
     }
 
+    /// How many of `order`'s positions from `next` on can be written now: those in a row that
+    /// have an outcome, or, when `finishing`, all that are left (the rest as pending).
+    private func ready(_ order: [Int32], from next: Int, finishing: Bool) -> Int {
+        finishing ? order.count - next : ledger.recordedPrefix(order[next...])
+    }
+
     private func advanceManifest(finishing: Bool) {
         let order = catalog.records.byID
-        let ready = finishing ? order.count - manifestNext : ledger.recordedPrefix(order[manifestNext...])
-        for _ in 0..<ready {
+        for _ in 0..<ready(order, from: manifestNext, finishing: finishing) {
             ManifestEncoding.append(item(at: Int(order[manifestNext]), &manifestReader), index: manifestNext, to: &manifestBytes)
             manifestNext += 1
             if manifestBytes.count >= 1 << 16 {
@@ -138,9 +143,7 @@ final class BundleOutput: @unchecked Sendable {
     }
 
     private func advancePage(finishing: Bool) {
-        let order = body.contents.order
-        let ready = finishing ? order.count - body.next : ledger.recordedPrefix(order[body.next...])
-        for _ in 0..<ready {
+        for _ in 0..<ready(body.contents.order, from: body.next, finishing: finishing) {
             body.add(item(at: body.nextRef!, &pageReader))
             if body.bytes.count >= 1 << 16 { rows.append(body.take()) }
         }
