@@ -53,6 +53,50 @@ final class BundleOutputTests: XCTestCase {
         XCTAssertEqual(left, [], "no temporary file is left")
     }
 
+    /// Outcomes are read from the ledger a chunk at a time: a gap, a run of outcomes longer than
+    /// a chunk, and the pending rest at commit all come out as the whole manifest gives them.
+    func testLongRunsOfOutcomesAcrossChunksAreWrittenInOrder() throws {
+        let out = Fixtures.temporaryDirectory(self)
+        let layout = BundleLayout(root: out)
+        try FileManager.default.createDirectory(at: layout.state, withIntermediateDirectories: true)
+        let records = Fixtures.records(2600)
+        let catalog = try Fixtures.catalog(records)
+        var config = RunConfiguration()
+        config.outputDirectory = out
+        let ledger = Ledger(
+            records: catalog.records, mirrors: config.mirrors, previous: JournalIndex(path: layout.journal.path),
+            kept: [], total: records.count)
+        let output = try BundleOutput(catalog: catalog, ledger: ledger, configuration: config, layout: layout)
+        func outcome(_ record: CatalogRecord) -> ItemRecord {
+            guard record.id % 7 == 0 else {
+                return ItemRecord(
+                    id: record.id, url: record.url, source: record.url, status: .done, bytes: 139,
+                    sha256: String(repeating: "b", count: 64), width: 600, height: 600, attempts: 1)
+            }
+            return ItemRecord(
+                id: record.id, url: record.url, source: record.url, status: .failed, attempts: 2,
+                error: RecordedError(kind: "http-status", message: "HTTP 404 for item \(record.id)"))
+        }
+
+        ledger.record(records[0..<2300].filter { $0.id != 1500 }.map(outcome), bytes: 0)
+        output.advance()
+        XCTAssertEqual(output.manifestItemsWritten, 1499, "1500 has no outcome yet")
+        ledger.record([outcome(records[1499])], bytes: 0)
+        output.advance()
+        XCTAssertEqual(output.manifestItemsWritten, 2300)
+
+        let failed = (1...2300).count { $0 % 7 == 0 }
+        try output.commit(counts: [.done: 2300 - failed, .failed: failed, .pending: 300], beforeCommit: {})
+        let manifest = try Manifest.read(from: layout.manifest)
+        XCTAssertEqual(try Data(contentsOf: layout.manifest), manifest.encoded())
+        XCTAssertTrue(manifest.items.map(\.id) == Array(1...2600))
+        XCTAssertEqual(manifest.items[1499].status, .done)
+        XCTAssertEqual(manifest.items[1399].status, .failed, "id 1400 is a multiple of 7")
+        XCTAssertEqual(manifest.items[1399].error?.message, "HTTP 404 for item 1400")
+        XCTAssertEqual(manifest.items.lastIndex { $0.status != .pending }, 2299, "ids 2301 on are pending")
+        XCTAssertEqual(try String(contentsOf: layout.gallery, encoding: .utf8), Gallery.html(for: manifest))
+    }
+
     /// A check that fails before commit leaves both files as they were.
     func testAFailedCheckBeforeCommitKeepsTheOldFiles() throws {
         let out = Fixtures.temporaryDirectory(self)

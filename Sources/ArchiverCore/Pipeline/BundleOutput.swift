@@ -116,24 +116,32 @@ final class BundleOutput: @unchecked Sendable {
     }
 
     /// The manifest item for the record at `position`, with its outcome if it has one.
-    private func item(at position: Int, _ reader: inout CatalogReader) -> Manifest.Item {
+    private func item(at position: Int, _ snapshot: Ledger.Snapshot, _ reader: inout CatalogReader) -> Manifest.Item {
         let field = configuration.field
         let record = reader.record(position, fields: [.title, .image(field)])
         return Manifest.item(
             for: record, field: field, mirrors: configuration.mirrors,
-            outcome: ledger.outcome(at: position, of: record, field: field))
+            outcome: ledger.outcome(snapshot, of: record, field: field))
     }
 
-    /// How many of `order`'s positions from `next` on can be written now: those in a row that
-    /// have an outcome, or, when `finishing`, all that are left (the rest as pending).
-    private func ready(_ order: [Int32], from next: Int, finishing: Bool) -> Int {
-        finishing ? order.count - next : ledger.recordedPrefix(order[next...])
+    /// Calls `write` for each of `order`'s positions from `next` on that can be written now,
+    /// with its outcome: those in a row that have one, or, when `finishing`, all that are left
+    /// (the rest as pending). The outcomes are copied from the ledger a chunk at a time, so the
+    /// lock is taken once per chunk and memory stays bounded.
+    private func forReady(_ order: [Int32], from next: Int, finishing: Bool, _ write: (Int, Ledger.Snapshot) -> Void) {
+        var next = next
+        while next < order.count {
+            let chunk = order[next..<min(next + 1024, order.count)]
+            let snapshots = ledger.snapshots(chunk, all: finishing)
+            for (position, snapshot) in zip(chunk, snapshots) { write(Int(position), snapshot) }
+            next += snapshots.count
+            if snapshots.count < chunk.count { return }
+        }
     }
 
     private func advanceManifest(finishing: Bool) {
-        let order = catalog.records.byID
-        for _ in 0..<ready(order, from: manifestNext, finishing: finishing) {
-            ManifestEncoding.append(item(at: Int(order[manifestNext]), &manifestReader), index: manifestNext, to: &manifestBytes)
+        forReady(catalog.records.byID, from: manifestNext, finishing: finishing) { position, snapshot in
+            ManifestEncoding.append(item(at: position, snapshot, &manifestReader), index: manifestNext, to: &manifestBytes)
             manifestNext += 1
             if manifestBytes.count >= 1 << 16 {
                 manifest.append(manifestBytes)
@@ -143,8 +151,8 @@ final class BundleOutput: @unchecked Sendable {
     }
 
     private func advancePage(finishing: Bool) {
-        for _ in 0..<ready(body.contents.order, from: body.next, finishing: finishing) {
-            body.add(item(at: body.nextRef!, &pageReader))
+        forReady(body.contents.order, from: body.next, finishing: finishing) { position, snapshot in
+            body.add(item(at: position, snapshot, &pageReader))
             if body.bytes.count >= 1 << 16 { rows.append(body.take()) }
         }
     }

@@ -87,19 +87,44 @@ final class Ledger: Sendable {
         state.withLock { $0.outcomes.count { $0.code != .none } }
     }
 
-    /// How many of `positions`, from the first, have an outcome, recorded this run or carried over.
-    func recordedPrefix(_ positions: ArraySlice<Int32>) -> Int {
+    /// One position's outcome as it was under the lock, for `outcome(_:of:field:)`.
+    struct Snapshot {
+        fileprivate var outcome: Outcome
+        fileprivate var error: RecordedError?
+        fileprivate var source: String?
+    }
+
+    /// The outcomes at `positions`, from the first, as far as each has one (with `all`, every
+    /// one, pending or not), copied in one hold of the lock.
+    ///
+    /// The manifest and page are written by a thread at low priority. Taking the lock once per
+    /// item there let that thread be preempted while holding it, and the writer and libcurl's
+    /// thread, which take it for every image, then waited until it ran again.
+    func snapshots(_ positions: ArraySlice<Int32>, all: Bool = false) -> [Snapshot] {
         state.withLock { state in
-            positions.prefix { state.outcomes[Int($0)].code != .none }.count
+            var result: [Snapshot] = []
+            result.reserveCapacity(positions.count)
+            for position in positions {
+                let outcome = state.outcomes[Int(position)]
+                if outcome.code == .none, !all { break }
+                result.append(
+                    Snapshot(
+                        outcome: outcome, error: outcome.code == .failed ? state.errors[position] : nil,
+                        source: state.sources.isEmpty ? nil : state.sources[position]))
+            }
+            return result
         }
     }
 
     /// The outcome of `record` (at `position`), if it has one for the URL it has now.
     func outcome(at position: Int, of record: CatalogRecord, field: ImageField) -> ItemRecord? {
+        outcome(snapshots([Int32(position)], all: true)[0], of: record, field: field)
+    }
+
+    /// The outcome of `record` from its snapshot, if it has one for the URL it has now.
+    func outcome(_ snapshot: Snapshot, of record: CatalogRecord, field: ImageField) -> ItemRecord? {
         let url = record.url(for: field)
-        let (outcome, error, source) = state.withLock { state in
-            (state.outcomes[position], state.errors[Int32(position)], state.sources[Int32(position)])
-        }
+        let (outcome, error, source) = (snapshot.outcome, snapshot.error, snapshot.source)
         switch outcome.code {
         case .none:
             return nil
