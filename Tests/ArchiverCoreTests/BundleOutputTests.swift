@@ -3,16 +3,14 @@ import XCTest
 @testable import ArchiverCore
 
 final class BundleOutputTests: XCTestCase {
-    /// Items are written in id order as soon as they and every item before them have an
-    /// outcome; neither file is in place before `commit`, and the committed files are exactly
-    /// what the whole manifest gives.
-    func testItemsAreWrittenInOrderAsTheyFinishAndTheFilesOnlyAtCommit() throws {
+    /// A bundle directory, and a ledger and output for `records`, as a run sets them up.
+    private func makeOutput(_ records: [CatalogRecord], before: (BundleLayout) throws -> Void = { _ in }) throws
+        -> (layout: BundleLayout, ledger: Ledger, output: BundleOutput)
+    {
         let out = Fixtures.temporaryDirectory(self)
         let layout = BundleLayout(root: out)
         try FileManager.default.createDirectory(at: layout.state, withIntermediateDirectories: true)
-        var records = Fixtures.records(6)
-        records.swapAt(0, 5)  // catalog order is not id order
-        records[2].albumId = 2
+        try before(layout)
         let catalog = try Fixtures.catalog(records)
         var config = RunConfiguration()
         config.outputDirectory = out
@@ -20,6 +18,17 @@ final class BundleOutputTests: XCTestCase {
             records: catalog.records, mirrors: config.mirrors, previous: JournalIndex(path: layout.journal.path),
             kept: [], total: records.count)
         let output = try BundleOutput(catalog: catalog, ledger: ledger, configuration: config, layout: layout)
+        return (layout, ledger, output)
+    }
+
+    /// Items are written in id order as soon as they and every item before them have an
+    /// outcome; neither file is in place before `commit`, and the committed files are exactly
+    /// what the whole manifest gives.
+    func testItemsAreWrittenInOrderAsTheyFinishAndTheFilesOnlyAtCommit() throws {
+        var records = Fixtures.records(6)
+        records.swapAt(0, 5)  // catalog order is not id order
+        records[2].albumId = 2
+        let (layout, ledger, output) = try makeOutput(records)
         func done(_ id: Int) -> ItemRecord {
             let url = records.first { $0.id == id }!.url
             return ItemRecord(
@@ -49,24 +58,15 @@ final class BundleOutputTests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: layout.manifest), manifest.encoded())
         XCTAssertEqual(manifest.items.map(\.status), [.done, .done, .done, .done, .done, .pending])
         XCTAssertEqual(try String(contentsOf: layout.gallery, encoding: .utf8), Gallery.html(for: manifest))
-        let left = try FileManager.default.contentsOfDirectory(atPath: out.path).filter { $0.hasPrefix(".") && $0 != ".archiver" }
+        let left = try FileManager.default.contentsOfDirectory(atPath: layout.root.path).filter { $0.hasPrefix(".") && $0 != ".archiver" }
         XCTAssertEqual(left, [], "no temporary file is left")
     }
 
     /// Outcomes are read from the ledger a chunk at a time: a gap, a run of outcomes longer than
     /// a chunk, and the pending rest at commit all come out as the whole manifest gives them.
     func testLongRunsOfOutcomesAcrossChunksAreWrittenInOrder() throws {
-        let out = Fixtures.temporaryDirectory(self)
-        let layout = BundleLayout(root: out)
-        try FileManager.default.createDirectory(at: layout.state, withIntermediateDirectories: true)
         let records = Fixtures.records(2600)
-        let catalog = try Fixtures.catalog(records)
-        var config = RunConfiguration()
-        config.outputDirectory = out
-        let ledger = Ledger(
-            records: catalog.records, mirrors: config.mirrors, previous: JournalIndex(path: layout.journal.path),
-            kept: [], total: records.count)
-        let output = try BundleOutput(catalog: catalog, ledger: ledger, configuration: config, layout: layout)
+        let (layout, ledger, output) = try makeOutput(records)
         func outcome(_ record: CatalogRecord) -> ItemRecord {
             guard record.id % 7 == 0 else {
                 return ItemRecord(
@@ -99,22 +99,14 @@ final class BundleOutputTests: XCTestCase {
 
     /// A check that fails before commit leaves both files as they were.
     func testAFailedCheckBeforeCommitKeepsTheOldFiles() throws {
-        let out = Fixtures.temporaryDirectory(self)
-        let layout = BundleLayout(root: out)
-        try FileManager.default.createDirectory(at: layout.state, withIntermediateDirectories: true)
-        try Data("old manifest".utf8).write(to: layout.manifest)
-        try Data("old page".utf8).write(to: layout.gallery)
-        let catalog = try Fixtures.catalog(Fixtures.records(3))
-        var config = RunConfiguration()
-        config.outputDirectory = out
-        let ledger = Ledger(
-            records: catalog.records, mirrors: config.mirrors, previous: JournalIndex(path: layout.journal.path),
-            kept: [], total: 3)
-        let output = try BundleOutput(catalog: catalog, ledger: ledger, configuration: config, layout: layout)
+        let (layout, _, output) = try makeOutput(Fixtures.records(3)) { layout in
+            try Data("old manifest".utf8).write(to: layout.manifest)
+            try Data("old page".utf8).write(to: layout.gallery)
+        }
         XCTAssertThrowsError(try output.commit(counts: [.pending: 3], beforeCommit: { () throws(ItemError) in throw .io("changed") }))
         XCTAssertEqual(try String(contentsOf: layout.manifest, encoding: .utf8), "old manifest")
         XCTAssertEqual(try String(contentsOf: layout.gallery, encoding: .utf8), "old page")
-        let left = try FileManager.default.contentsOfDirectory(atPath: out.path).filter { $0.hasPrefix(".") && $0 != ".archiver" }
+        let left = try FileManager.default.contentsOfDirectory(atPath: layout.root.path).filter { $0.hasPrefix(".") && $0 != ".archiver" }
         XCTAssertEqual(left, [])
     }
 }
