@@ -105,20 +105,24 @@ final class Ledger: Sendable {
             var result: [Snapshot] = []
             result.reserveCapacity(positions.count)
             for position in positions {
-                let outcome = state.outcomes[Int(position)]
-                if outcome.code == .none, !all { break }
-                result.append(
-                    Snapshot(
-                        outcome: outcome, error: outcome.code == .failed ? state.errors[position] : nil,
-                        source: state.sources.isEmpty ? nil : state.sources[position]))
+                let snapshot = Self.snapshot(state, position)
+                if snapshot.outcome.code == .none, !all { break }
+                result.append(snapshot)
             }
             return result
         }
     }
 
+    private static func snapshot(_ state: State, _ position: Int32) -> Snapshot {
+        let outcome = state.outcomes[Int(position)]
+        return Snapshot(
+            outcome: outcome, error: outcome.code == .failed ? state.errors[position] : nil,
+            source: state.sources.isEmpty ? nil : state.sources[position])
+    }
+
     /// The outcome of `record` (at `position`), if it has one for the URL it has now.
     func outcome(at position: Int, of record: CatalogRecord, field: ImageField) -> ItemRecord? {
-        outcome(snapshots([Int32(position)], all: true)[0], of: record, field: field)
+        outcome(state.withLock { Self.snapshot($0, Int32(position)) }, of: record, field: field)
     }
 
     /// The outcome of `record` from its snapshot, if it has one for the URL it has now.
