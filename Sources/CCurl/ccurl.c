@@ -29,6 +29,14 @@ struct transfer {
 
 struct ccurl_client {
     CURLM *multi;
+    /* TLS sessions shared by every easy handle, so a new connection to a host resumes the
+     * session of an earlier one instead of a full handshake. Sessions are used on the loop
+     * thread only, but handles join and leave the share from submitting threads too, so it
+     * is locked (a recursive mutex: libcurl may nest its share locks). */
+    CURLSH *share;
+    pthread_mutex_t share_lock;
+    char *ca_file;
+    int http2;
     pthread_t thread;
     ccurl_completion completion;
 
@@ -210,8 +218,21 @@ static void finish(ccurl_client *c, struct transfer *t, CURLcode code, int cance
     recycle(c, t);
 }
 
+static void lock_share(CURL *handle, curl_lock_data data, curl_lock_access access, void *user) {
+    (void)handle; (void)data; (void)access;
+    pthread_mutex_lock(&((ccurl_client *)user)->share_lock);
+}
+
+static void unlock_share(CURL *handle, curl_lock_data data, void *user) {
+    (void)handle; (void)data;
+    pthread_mutex_unlock(&((ccurl_client *)user)->share_lock);
+}
+
 static void free_client(ccurl_client *c) {
     pthread_mutex_destroy(&c->lock);
+    if (c->share) curl_share_cleanup(c->share);
+    pthread_mutex_destroy(&c->share_lock);
+    free(c->ca_file);
     close(c->wake_fd);
     free(c->idle);
     free(c);
@@ -296,28 +317,45 @@ static void *run_loop(void *argument) {
     return NULL;
 }
 
-ccurl_client *ccurl_client_create(long max_connections, ccurl_completion completion) {
+ccurl_client *ccurl_client_create(const ccurl_options *options, ccurl_completion completion) {
     pthread_once(&global_once, global_init);
-    if (global_status != CURLE_OK || !completion) return NULL;
+    if (global_status != CURLE_OK || !completion || !options) return NULL;
     ccurl_client *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->completion = completion;
     c->next_id = 1;
-    if (max_connections < 1) max_connections = 1;
-    c->idle_capacity = (size_t)max_connections * 2;
+    c->http2 = options->http2;
+    long in_flight = options->max_in_flight < 1 ? 1 : options->max_in_flight;
+    c->idle_capacity = (size_t)in_flight * 2;
     c->idle = calloc(c->idle_capacity, sizeof *c->idle);
     c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    c->multi = c->idle && c->wake_fd >= 0 ? curl_multi_init() : NULL;
+    c->ca_file = options->ca_file ? strdup(options->ca_file) : NULL;
+    c->share = curl_share_init();
+    int ready = c->idle && c->wake_fd >= 0 && c->share && (c->ca_file || !options->ca_file);
+    c->multi = ready ? curl_multi_init() : NULL;
     if (!c->multi) {
         if (c->wake_fd >= 0) close(c->wake_fd);
+        if (c->share) curl_share_cleanup(c->share);
+        free(c->ca_file);
         free(c->idle);
         free(c);
         return NULL;
     }
-    curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, max_connections);
-    curl_multi_setopt(c->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max_connections);
-    curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, max_connections);
-    curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
+    pthread_mutexattr_t recursive;
+    pthread_mutexattr_init(&recursive);
+    pthread_mutexattr_settype(&recursive, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&c->share_lock, &recursive);
+    pthread_mutexattr_destroy(&recursive);
+    curl_share_setopt(c->share, CURLSHOPT_LOCKFUNC, lock_share);
+    curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, unlock_share);
+    curl_share_setopt(c->share, CURLSHOPT_USERDATA, c);
+    curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    /* No total cap on connections: the caller bounds transfers in flight, and a total cap is
+     * what made libcurl close an idle connection to one host to open one to another, so a
+     * catalog alternating hosts reconnected (TLS handshake included) for nearly every image. */
+    if (options->max_per_host > 0) curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, options->max_per_host);
+    curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, options->max_connections > in_flight ? options->max_connections : in_flight);
+    curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, c->http2 ? CURLPIPE_MULTIPLEX : (long)CURLPIPE_NOTHING);
     pthread_mutex_init(&c->lock, NULL);
     if (pthread_create(&c->thread, NULL, run_loop, c) != 0) {
         curl_multi_cleanup(c->multi);
@@ -344,8 +382,8 @@ void ccurl_client_destroy(ccurl_client *c) {
     free_client(c);
 }
 
-/* A new easy handle with the options every request shares. */
-static CURL *new_easy(void) {
+/* A new easy handle with the options every request of `c` shares. */
+static CURL *new_easy(ccurl_client *c) {
     CURL *e = curl_easy_init();
     if (!e) return NULL;
     int ok = curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") == CURLE_OK
@@ -355,7 +393,14 @@ static CURL *new_easy(void) {
         return NULL;
     }
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, c->http2 ? (long)CURL_HTTP_VERSION_2TLS : (long)CURL_HTTP_VERSION_1_1);
+    /* Wait for a connection that can multiplex rather than open another one beside it. */
+    if (c->http2) curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+    curl_easy_setopt(e, CURLOPT_SHARE, c->share);
+    if (c->ca_file && curl_easy_setopt(e, CURLOPT_CAINFO, c->ca_file) != CURLE_OK) {
+        curl_easy_cleanup(e);
+        return NULL;
+    }
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
@@ -369,7 +414,7 @@ uint64_t ccurl_submit(ccurl_client *c, const ccurl_request *request, void *conte
     pthread_mutex_lock(&c->lock);
     if (c->idle_count > 0) t->easy = c->idle[--c->idle_count];
     pthread_mutex_unlock(&c->lock);
-    if (!t->easy) t->easy = new_easy();
+    if (!t->easy) t->easy = new_easy(c);
     if (!t->easy) {
         free(t);
         return 0;

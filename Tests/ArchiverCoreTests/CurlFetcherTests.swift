@@ -23,7 +23,10 @@ final class CurlFetcherTests: XCTestCase {
     func testRedirectLoopIsTooManyRedirects() throws { try checks.redirectLoopIsTooManyRedirects() }
     func testHangIsTimeout() throws { try checks.hangIsTimeout() }
     func testCancelEndsInCancelled() throws { try checks.cancelEndsInCancelled() }
-    func testConcurrencyLimitHoldsAtTheServer() throws { try checks.concurrencyLimitHoldsAtTheServer() }
+    func testPerHostLimitHoldsAtTheServer() throws { try checks.perHostLimitHoldsAtTheServer() }
+    func testConnectionsAreKeptPerHostWhenRequestsAlternateHosts() throws {
+        try checks.connectionsAreKeptPerHostWhenRequestsAlternateHosts()
+    }
 
     func testResetMidBodyIsTruncated() throws {
         let error = try checks.resetMidBodyFails()

@@ -6,8 +6,14 @@ public struct RunConfiguration: Sendable {
     public var catalogSource: String = RunConfiguration.defaultCatalog
     /// The bundle directory.
     public var outputDirectory: URL = URL(fileURLWithPath: "archive")
-    /// Most requests in flight at once (1...64).
+    /// Most requests in flight at once (1...1024).
     public var concurrency: Int = 8
+    /// Most requests, and connections, to one host at once; nil for no limit beyond `concurrency`.
+    public var perHost: Int?
+    /// A PEM CA bundle to verify HTTPS servers with (`--cacert`); nil for the system's.
+    public var caFile: String?
+    /// Offer HTTP/2 to HTTPS servers (`--http2`).
+    public var http2 = false
     public var field: ImageField = .url
     public var mirrors = MirrorMap()
     public var validation: ValidationMode = .structure
@@ -33,7 +39,7 @@ public struct RunConfiguration: Sendable {
     public var maxDimension: Int = 16384
 
     public static let defaultCatalog = "https://jsonplaceholder.typicode.com/photos"
-    public static let concurrencyRange = 1...64
+    public static let concurrencyRange = 1...1024
 
     public init() {}
 }

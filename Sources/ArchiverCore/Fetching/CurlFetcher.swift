@@ -3,7 +3,8 @@ import Dispatch
 import Foundation
 
 /// A fetcher on libcurl's multi interface: one thread drives every transfer over kept-alive
-/// connections, at most `limits.concurrency` of them, to one host and in all.
+/// connections, kept per host and reused whatever order the requests come in; at most
+/// `limits.perHost` to one host when set. The caller bounds requests in flight.
 ///
 /// Completions run on that thread, so they must not block; `FetchOperation` hops to its own
 /// queue at once. The C side (`CCurl`) owns every `curl_easy_setopt`, the size cap and the
@@ -17,10 +18,23 @@ public final class CurlFetcher: Fetching, @unchecked Sendable {
     private let userAgent: String
 
     /// Starts the transfer thread; it stops when the fetcher and every task from it are gone.
-    public init(limits: FetchLimits, userAgent: String = "archiver/\(ArchiverVersion.current)") {
+    ///
+    /// `caFile` is a PEM bundle servers are verified against, as curl's `--cacert`; `http2`
+    /// offers HTTP/2 through TLS ALPN and multiplexes requests to one host on it.
+    public init(
+        limits: FetchLimits, caFile: String? = nil, http2: Bool = false,
+        userAgent: String = "archiver/\(ArchiverVersion.current)"
+    ) {
         self.limits = limits
         self.userAgent = userAgent
-        client = ccurl_client_create(max(1, limits.concurrency), curlFetcherDidComplete)
+        client = (caFile ?? "").withCString { ca in
+            var options = ccurl_options(
+                max_in_flight: max(1, limits.concurrency),
+                max_connections: OpenFileLimit.pool(for: max(1, limits.concurrency)),
+                max_per_host: max(0, limits.perHost ?? 0),
+                ca_file: caFile == nil ? nil : ca, http2: http2 ? 1 : 0)
+            return ccurl_client_create(&options, curlFetcherDidComplete)
+        }
     }
 
     deinit {

@@ -30,12 +30,25 @@ public struct FetchLimits: Sendable {
     public var maxBytes: Int64
     /// Redirects followed before `too-many-redirects`.
     public var maxRedirects: Int
+    /// Most connections to one host at once; nil for no limit beyond `concurrency`.
+    public var perHost: Int?
 
-    public init(concurrency: Int = 8, timeout: Double = 30, maxBytes: Int64 = 50 << 20, maxRedirects: Int = 10) {
+    public init(
+        concurrency: Int = 8, timeout: Double = 30, maxBytes: Int64 = 50 << 20, maxRedirects: Int = 10,
+        perHost: Int? = nil
+    ) {
         self.concurrency = concurrency
         self.timeout = timeout
         self.maxBytes = maxBytes
         self.maxRedirects = maxRedirects
+        self.perHost = perHost
+    }
+
+    /// The limits a run's fetches obey, derived from its configuration in this one place.
+    public init(_ configuration: RunConfiguration) {
+        self.init(
+            concurrency: configuration.concurrency, timeout: configuration.timeout, maxBytes: configuration.maxBytes,
+            maxRedirects: configuration.maxRedirects, perHost: configuration.perHost)
     }
 }
 

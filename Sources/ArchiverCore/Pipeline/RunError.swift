@@ -4,6 +4,7 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
     case locked(directory: String, pid: Int?)
     case optionsChanged(directory: String, option: String, recorded: String, given: String)
     case io(String)
+    case openFileLimit(concurrency: Int, needed: Int, hard: Int)
 
     /// A stable short name for the failure.
     public var kind: String {
@@ -12,6 +13,7 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
         case .locked: "locked"
         case .optionsChanged: "options-changed"
         case .io: "io"
+        case .openFileLimit: "open-file-limit"
         }
     }
 
@@ -26,6 +28,9 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(directory) was archived with \(option) \(recorded), not \(given); rerun with \(option) \(recorded) or choose another --out"
         case .io(let reason):
             reason
+        case .openFileLimit(let concurrency, let needed, let hard):
+            "--concurrency \(concurrency) needs at least \(needed) open files, but the hard limit is \(hard) (ulimit -Hn); "
+                + "lower --concurrency or raise the limit"
         }
     }
 }

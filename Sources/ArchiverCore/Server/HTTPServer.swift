@@ -12,6 +12,8 @@ public final class HTTPServer: Sendable {
         var started = false
         var stopped = false
         var connections: Set<Int32> = []
+        var accepted = 0
+        var peakOpen = 0
     }
 
     /// The port the server listens on (the real one when 0 was asked for).
@@ -127,6 +129,11 @@ public final class HTTPServer: Sendable {
     /// The number of connections open right now.
     public var openConnections: Int { state.withLock { $0.connections.count } }
 
+    /// Connections accepted since the start, and the most that were open at once.
+    public var connectionCounts: (accepted: Int, peakOpen: Int) {
+        state.withLock { ($0.accepted, $0.peakOpen) }
+    }
+
     private func acceptLoop() {
         while true {
             let fd = accept(listener, nil, nil)
@@ -146,6 +153,8 @@ public final class HTTPServer: Sendable {
             let registered = state.withLock { state -> Bool in
                 guard !state.stopped else { return false }
                 state.connections.insert(fd)
+                state.accepted += 1
+                state.peakOpen = max(state.peakOpen, state.connections.count)
                 return true
             }
             guard registered else {

@@ -61,11 +61,22 @@ typedef struct {
     long max_redirects;       /* redirects to follow; 0 follows none */
 } ccurl_request;
 
+/* How a client connects; fixed for its lifetime. */
+typedef struct {
+    long max_in_flight;       /* most transfers at once (the caller bounds them) */
+    long max_connections;     /* connections kept, idle ones included, over all hosts */
+    long max_per_host;        /* most connections to one host; 0 means no limit of its own */
+    const char *ca_file;      /* a PEM CA bundle to verify servers with, as curl's --cacert; NULL for the system's */
+    int http2;                /* offer HTTP/2 through TLS ALPN and multiplex on it */
+} ccurl_options;
+
 /*
- * Starts a client: a multi handle with at most `max_connections` connections to one host
- * and in all, and its thread. Returns NULL when libcurl or the thread cannot be set up.
+ * Starts a client: a multi handle and its thread. Connections are kept per host and reused;
+ * the pool keeps idle connections to every host a run talks to (max_connections in all), so
+ * requests that alternate hosts do not close each other's connections. Returns NULL when
+ * libcurl or the thread cannot be set up.
  */
-ccurl_client *ccurl_client_create(long max_connections, ccurl_completion completion);
+ccurl_client *ccurl_client_create(const ccurl_options *options, ccurl_completion completion);
 
 /*
  * Ends every transfer still queued or running (each completes as CCURL_CANCELLED), stops

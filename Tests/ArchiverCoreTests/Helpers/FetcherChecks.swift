@@ -198,10 +198,11 @@ struct FetcherChecks {
         guard case .cancelled? = outcomes.first else { return XCTFail("expected .cancelled, got \(outcomes)") }
     }
 
-    func concurrencyLimitHoldsAtTheServer() throws {
+    /// The caller bounds requests in flight; the fetcher's own bound is per host.
+    func perHostLimitHoldsAtTheServer() throws {
         let server = try TestServer { .png(Data($0.path.utf8)) }
         defer { server.stop() }
-        let fetcher = make(FetchLimits(concurrency: 4))
+        let fetcher = make(FetchLimits(concurrency: 16, perHost: 4))
         server.holdRequests()
         let bodies = Locked<[String]>([])
         let done = DispatchGroup()
@@ -219,5 +220,30 @@ struct FetcherChecks {
         XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
         XCTAssertEqual(Set(bodies.withLock { $0 }), Set((0..<10).map { "/item/\($0)" }))
         XCTAssertEqual(server.maxInFlight, 4)
+    }
+
+    /// Requests that alternate hosts, 8 in flight, reuse each host's connections: a cap on all
+    /// connections made libcurl close one host's idle connection to open another's. Eight lanes
+    /// each fetch 25 URLs one after another, every URL on the next host, as an operation of a
+    /// catalog whose records alternate hosts does.
+    func connectionsAreKeptPerHostWhenRequestsAlternateHosts() throws {
+        let servers = try (0..<4).map { _ in try TestServer { .png(Data($0.path.utf8)) } }
+        defer { servers.forEach { $0.stop() } }
+        let fetcher = make(FetchLimits(concurrency: 8))
+        let done = DispatchGroup()
+        @Sendable func fetch(lane: Int, step: Int) {
+            guard step < 25 else { return done.leave() }
+            let index = lane * 25 + step
+            _ = fetcher.fetch(servers[index % 4].url("/item/\(index)")) { _ in fetch(lane: lane, step: step + 1) }
+        }
+        for lane in 0..<8 {
+            done.enter()
+            fetch(lane: lane, step: 0)
+        }
+        XCTAssertEqual(done.wait(timeout: .now() + 20), .success)
+        for (index, server) in servers.enumerated() {
+            XCTAssertEqual(server.total, 50)
+            XCTAssertLessThanOrEqual(server.connectionsAccepted, 8, "connections to host \(index)")
+        }
     }
 }

@@ -82,10 +82,8 @@ enum Fixtures {
 
     /// One fetcher per set of limits for the whole test process, as the command has one.
     static func fetcher(for config: RunConfiguration) -> any Fetching {
-        let limits = FetchLimits(
-            concurrency: config.concurrency, timeout: config.timeout, maxBytes: config.maxBytes,
-            maxRedirects: config.maxRedirects)
-        let key = "\(limits.concurrency)-\(limits.timeout)-\(limits.maxBytes)-\(limits.maxRedirects)"
+        let limits = FetchLimits(config)
+        let key = "\(limits.concurrency)-\(limits.timeout)-\(limits.maxBytes)-\(limits.maxRedirects)-\(limits.perHost ?? 0)"
         return fetchers.withLock { cache in
             if let fetcher = cache[key] { return fetcher }
             let fetcher = CurlFetcher(limits: limits)

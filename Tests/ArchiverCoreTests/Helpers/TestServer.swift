@@ -49,6 +49,10 @@ final class TestServer: Sendable {
     /// Every request received, in arrival order.
     var requests: [HTTPRequest] { core.condition.locked { core.requests } }
 
+    /// Connections accepted so far, and the most open at once.
+    var connectionsAccepted: Int { server.connectionCounts.accepted }
+    var peakConnections: Int { server.connectionCounts.peakOpen }
+
     /// Requests inside the handler right now, and the most there have been at once.
     var inFlight: Int { core.condition.locked { core.inFlight } }
     var maxInFlight: Int { core.condition.locked { core.maxInFlight } }
@@ -70,6 +74,17 @@ final class TestServer: Sendable {
         return core.condition.locked {
             while core.inFlight < n {
                 if !core.condition.wait(until: deadline) { return core.inFlight >= n }
+            }
+            return true
+        }
+    }
+
+    /// Waits until at least `n` requests have arrived in all; false on timeout.
+    func waitUntilTotal(_ n: Int, timeout: TimeInterval = 10) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        return core.condition.locked {
+            while core.counts.values.reduce(0, +) < n {
+                if !core.condition.wait(until: deadline) { return core.counts.values.reduce(0, +) >= n }
             }
             return true
         }
