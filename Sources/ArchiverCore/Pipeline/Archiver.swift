@@ -37,6 +37,7 @@ public final class Archiver: Sendable {
     private struct Feed {
         var reader: CatalogReader?
         var next = 0
+        var lanes: HostLanes
         var outstanding = 0
         var cancelled = false
         var finished = false
@@ -49,7 +50,7 @@ public final class Archiver: Sendable {
     private let backoff: Backoff
     private let log: @Sendable (String) -> Void
     private let queue: OperationQueue
-    private let feed = Locked(Feed())
+    private let feed: Locked<Feed>
     private let ledger = Locked<Ledger?>(nil)
     private let done = DispatchSemaphore(value: 0)
 
@@ -68,6 +69,7 @@ public final class Archiver: Sendable {
         queue = OperationQueue()
         queue.name = "archiver.jobs"
         queue.maxConcurrentOperationCount = configuration.concurrency
+        feed = Locked(Feed(lanes: HostLanes(perHost: configuration.perHost, readAheadLimit: max(2048, 8 * configuration.concurrency))))
     }
 
     /// Progress of the run under way.
@@ -88,6 +90,7 @@ public final class Archiver: Sendable {
         let started = DispatchTime.now()
         let config = configuration
         let layout = BundleLayout(root: config.outputDirectory)
+        try OpenFileLimit.raise(for: config.concurrency)
         do {
             try FileManager.default.createDirectory(at: layout.state, withIntermediateDirectories: true)
         } catch {
@@ -167,27 +170,40 @@ public final class Archiver: Sendable {
         return summarize(catalog, ledger: ledger, tally: tally, started: started, interrupted: interrupted)
     }
 
-    /// Keeps the queue fed with operations of up to 32 URLs each, at most concurrency + 2 of
-    /// them at a time, made from the plan only as they are queued (their URLs read back from the
-    /// catalog), so memory does not grow with the catalog. Near the end the operations get
-    /// smaller, so the last URLs spread over every slot. Each operation keeps at most 2 URLs
-    /// between request and journal line (see `FetchOperation`), so at most 2 x concurrency
-    /// requests are redone after a SIGKILL.
-    private func feedQueue(_ plan: Plan, stages: PipelineStages) {
+    /// Keeps the queue fed with operations of up to 32 URLs of one host each, at most
+    /// concurrency + 2 of them at a time, made from the plan only as they are queued (their URLs
+    /// read back from the catalog, a bounded number ahead; see `HostLanes`), so memory does not
+    /// grow with the catalog. Near the end the operations get smaller, so the last URLs spread
+    /// over every slot. An operation that finishes is replaced by one for its host when it has
+    /// work (`preferring`). Each operation keeps at most 2 URLs between request and journal line
+    /// (see `FetchOperation`), so at most 2 x concurrency requests are redone after a SIGKILL.
+    private func feedQueue(_ plan: Plan, stages: PipelineStages, preferring preferred: String? = nil) {
         let concurrency = configuration.concurrency
         let batch: [FetchOperation] = feed.withLock { feed in
             var batch: [FetchOperation] = []
-            while !feed.cancelled, feed.next < plan.jobCount, feed.outstanding < concurrency + 2 {
-                let size = min(32, max(1, (plan.jobCount - feed.next) / (4 * concurrency)))
-                var jobs: [FetchJob] = []
-                while jobs.count < size, feed.next < plan.jobCount {
-                    if let job = plan.job(feed.next, reader: &feed.reader!) { jobs.append(job) }
+            var preferred = preferred
+            while !feed.cancelled, feed.outstanding < concurrency + 2 {
+                let remaining = plan.jobCount - feed.next + feed.lanes.buffered
+                guard remaining > 0 else { break }
+                let size = min(32, max(1, remaining / (4 * concurrency)))
+                // Read ahead until the preferred host, or else any host, can fill an operation.
+                while feed.next < plan.jobCount, feed.lanes.canReadAhead,
+                    !(preferred.map { feed.lanes.canFill($0, with: size) } ?? false)
+                {
+                    let index = feed.next
                     feed.next += 1
+                    guard let job = plan.job(index, reader: &feed.reader!) else { continue }
+                    let host = feed.lanes.add(job)
+                    if preferred == nil, feed.lanes.canFill(host, with: size) { break }
                 }
-                guard !jobs.isEmpty else { continue }
+                guard let (host, jobs) = feed.lanes.take(upTo: size, preferring: preferred) else { break }
+                preferred = nil
                 batch.append(FetchOperation(jobs: jobs, stages: stages) { [self] in
-                    self.feed.withLock { $0.outstanding -= 1 }
-                    feedQueue(plan, stages: stages)
+                    self.feed.withLock {
+                        $0.outstanding -= 1
+                        $0.lanes.finished(host)
+                    }
+                    feedQueue(plan, stages: stages, preferring: host)
                 })
                 feed.outstanding += 1
             }
@@ -199,7 +215,7 @@ public final class Archiver: Sendable {
             // queue; they must not run their up to 32 URLs each.
             if feed.withLock({ $0.cancelled }) { for operation in batch { operation.cancel() } }
         }
-        let exhausted = feed.withLock { $0.next >= plan.jobCount || $0.cancelled }
+        let exhausted = feed.withLock { ($0.next >= plan.jobCount && $0.lanes.buffered == 0) || $0.cancelled }
         if exhausted { finishIfIdle() }
     }
 
