@@ -20,6 +20,9 @@ enum RunCommand {
             case "--catalog": config.catalogSource = try args.value(for: name)
             case "--out": config.outputDirectory = URL(fileURLWithPath: try args.value(for: name))
             case "--concurrency": config.concurrency = try args.integer(for: name, in: RunConfiguration.concurrencyRange)
+            case "--per-host": config.perHost = try args.integer(for: name, in: RunConfiguration.concurrencyRange)
+            case "--cacert": config.caFile = try caFile(try args.value(for: name))
+            case "--http2": config.http2 = true
             case "--field": config.field = try args.choice(for: name, as: ImageField.self)
             case "--mirror":
                 let text = try args.value(for: name)
@@ -48,6 +51,18 @@ enum RunCommand {
         return options
     }
 
+    /// `--cacert`'s file, checked now so a typo fails the run at once instead of every item.
+    static func caFile(_ path: String) throws -> String {
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+        guard let size, size <= 64 << 20, let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw UsageError(description: "--cacert: cannot read '\(path)'; give a PEM file of CA certificates")
+        }
+        guard text.contains("-----BEGIN CERTIFICATE-----") else {
+            throw UsageError(description: "--cacert: '\(path)' holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
+        }
+        return path
+    }
+
     static func main(_ arguments: [String]) -> Int32 {
         let options: Options
         do {
@@ -56,10 +71,13 @@ enum RunCommand {
             return fail("\(error)")
         }
         let config = options.configuration
-        let fetcher = CurlFetcher(
-            limits: FetchLimits(
-                concurrency: config.concurrency, timeout: config.timeout, maxBytes: config.maxBytes,
-                maxRedirects: config.maxRedirects))
+        do {
+            // Before the fetcher sizes its connection pool to the limit.
+            try OpenFileLimit.raise(for: config.concurrency)
+        } catch {
+            return fail(error.description)
+        }
+        let fetcher = CurlFetcher(limits: FetchLimits(config), caFile: config.caFile, http2: config.http2)
         let catalog: Catalog
         do {
             catalog = try CatalogLoader.load(config.catalogSource, fetcher: fetcher)
