@@ -65,6 +65,35 @@ final class CatalogTests: XCTestCase {
 
     /// A file read a window at a time gives the same records, in order, and the same SHA-256
     /// as the whole text in memory, across window edges and for a record longer than a window.
+    /// Issue #16: 150,000 nested `[` in an unused field overflowed the stack of the recursive skip.
+    func testDeepNestingInAnUnusedFieldIsACatalogErrorNamingWhereNotACrash() throws {
+        let dir = Fixtures.temporaryDirectory(self)
+        let head = #"[{"albumId": 1, "id": 1, "title": "t", "url": "u", "thumbnailUrl": "t", "extra": "#
+        let deep = String(repeating: "[", count: 150_000)
+        for (name, text) in [("open", head + deep + "}]"), ("closed", head + deep + String(repeating: "]", count: 150_000) + "}]")] {
+            let file = dir.appendingPathComponent("\(name).json")
+            try Data(text.utf8).write(to: file)
+            for load in [{ try Catalog(source: name, data: Data(text.utf8)) }, { try Catalog(source: name, path: file.path) }] {
+                XCTAssertThrowsError(try load(), name) { error in
+                    let message = "\(error)"
+                    XCTAssertTrue(message.contains("line 1, column "), message)
+                    XCTAssertTrue(message.contains("nested"), message)
+                    XCTAssertFalse(message.contains("\n"), message)
+                }
+            }
+        }
+    }
+
+    func testNestingWithinTheLimitIsSkippedByTheFastParser() throws {
+        let depth = CatalogParser.maxSkipDepth
+        let nested = String(repeating: #"{"a": ["#, count: depth / 2) + "1, {}, [], \"x\"" + String(repeating: "]}", count: depth / 2)
+        let text = #"[{"extra": "# + nested + #", "albumId": 1, "id": 1, "title": "t", "url": "u", "thumbnailUrl": "t"}]"#
+        XCTAssertEqual(fast(text), [CatalogRecord(albumId: 1, id: 1, title: "t", url: "u", thumbnailUrl: "t")])
+        let deeper = "[" + nested + "]"
+        XCTAssertNil(fast(#"[{"extra": "# + deeper + #", "albumId": 1, "id": 1, "title": "t", "url": "u", "thumbnailUrl": "t"}]"#))
+        XCTAssertNil(fast(#"[{"extra": [1, [2}, "albumId": 1, "id": 1, "title": "t", "url": "u", "thumbnailUrl": "t"}]"#))
+    }
+
     func testAFileIsScannedInWindowsExactlyAsTheWholeTextIs() throws {
         var records = Fixtures.records(3000)
         records[1234].title = String(repeating: "long \\ title ", count: 12_000)  // ~150 KB, past 64 KiB
