@@ -38,6 +38,73 @@ final class BundleLinkTests: XCTestCase {
         XCTAssertEqual(symlink(target.path, url.path), 0, "symlink \(url.path)")
     }
 
+    /// Runs the built `archiver run` on a two-record catalog served from loopback.
+    private func run(_ extra: [String] = []) throws -> CommandResult {
+        let server = try Fixtures.placeholderServer()
+        let catalog = try Fixtures.writeCatalog(Fixtures.records(2), to: dir.appendingPathComponent("c.json"))
+        return try CommandRunner.run(
+            ["run", "--catalog", catalog, "--out", out.path, "--quiet", "--mirror", "\(Fixtures.host)=\(server.baseURL)"] + extra)
+    }
+
+    /// Exit 2 with one line on stderr naming `path` as a symbolic link.
+    private func assertRefused(_ result: CommandResult, naming path: URL, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(result.status, 2, result.stderr, file: file, line: line)
+        XCTAssertEqual(result.stderr.filter { $0 == "\n" }.count, 1, result.stderr, file: file, line: line)
+        XCTAssertTrue(result.stderr.contains("\(path.path) is a symbolic link"), result.stderr, file: file, line: line)
+    }
+
+    func testALinkAtTheLockIsRefusedAndItsTargetKept() throws {
+        try link(layout.lock, to: outside.appendingPathComponent("precious.txt"))
+        let before = try outsideContents()
+        assertRefused(try run(), naming: layout.lock)
+        XCTAssertEqual(try outsideContents(), before)
+    }
+
+    func testALinkAtTheJournalIsRefusedAndItsTargetKept() throws {
+        try link(layout.journal, to: outside.appendingPathComponent("precious.txt"))
+        let before = try outsideContents()
+        assertRefused(try run(), naming: layout.journal)
+        XCTAssertEqual(try outsideContents(), before)
+    }
+
+    func testALinkedImagesDirectoryIsRefusedAndNothingWrittenThrough() throws {
+        try link(layout.images, to: outside)
+        let before = try outsideContents()
+        assertRefused(try run(), naming: layout.images)
+        XCTAssertEqual(try outsideContents(), before)
+    }
+
+    func testPruneNeverDeletesThroughALinkedImagesDirectory() throws {
+        try link(layout.images, to: outside)
+        let before = try outsideContents()
+        assertRefused(try run(["--prune"]), naming: layout.images)
+        XCTAssertEqual(try outsideContents(), before, "99.png is not in the catalog, but it is not the bundle's either")
+    }
+
+    /// A finished bundle whose `images/` was then swapped for a link to a copy elsewhere.
+    private func bundleWithLinkedImages() throws {
+        XCTAssertEqual(try run().status, 0)
+        let moved = outside.appendingPathComponent("images")
+        try FileManager.default.moveItem(at: layout.images, to: moved)
+        try link(layout.images, to: moved)
+    }
+
+    func testVerifyRefusesALinkedImagesDirectory() throws {
+        try bundleWithLinkedImages()
+        let before = try outsideContents()
+        let verify = try CommandRunner.run(["verify", out.path])
+        XCTAssertEqual(verify.stdout, "")
+        assertRefused(verify, naming: layout.images)
+        XCTAssertEqual(try outsideContents(), before)
+    }
+
+    func testPackRefusesALinkedImagesDirectoryAndWritesNoTarball() throws {
+        try bundleWithLinkedImages()
+        let tarball = dir.appendingPathComponent("b.tar.gz")
+        assertRefused(try CommandRunner.run(["pack", out.path, "--output", tarball.path]), naming: layout.images)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: tarball.path))
+    }
+
     /// The temporary names of the manifest, the page and the files under `.archiver/` used to be
     /// `.NAME.tmp-PID`, opened with O_TRUNC: a link planted there for the run's pid had its target
     /// overwritten, and was then renamed into place as `manifest.json`.

@@ -88,6 +88,7 @@ public final class Archiver: Sendable {
         let started = DispatchTime.now()
         let config = configuration
         let layout = BundleLayout(root: config.outputDirectory)
+        try layout.refuseLinks()
         do {
             try FileManager.default.createDirectory(at: layout.state, withIntermediateDirectories: true)
         } catch {
