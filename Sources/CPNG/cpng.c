@@ -168,6 +168,12 @@ static int cpng_walk_chunks(const uint8_t *data, size_t len, cpng_result *out) {
             cpng_fail(out, CPNG_BROKEN, "truncated: chunk %s at offset %zu runs past end of data", name, pos);
             return 0;
         }
+        /* libpng reads any other chunk whole into memory: refuse what its limit would. */
+        if (length > CPNG_CHUNK_MALLOC_MAX && memcmp(type, "IDAT", 4) != 0) {
+            cpng_fail(out, CPNG_BROKEN, "chunk %s at offset %zu is %u bytes, over the %u-byte limit", name, pos,
+                      length, CPNG_CHUNK_MALLOC_MAX);
+            return 0;
+        }
         uint32_t stored = cpng_be32(data + pos + 8 + length);
         uint32_t computed = (uint32_t)crc32(0L, type, (uInt)length + 4);
         if (stored != computed) {
@@ -211,9 +217,16 @@ static int cpng_walk_chunks(const uint8_t *data, size_t len, cpng_result *out) {
 /*
  * Everything that calls libpng on the read side; owns the setjmp. `data` has the PNG
  * signature and at least 8 bytes.
+ *
+ * The chunk walk comes first: libpng is handed only a file whose every chunk fits in it, so a
+ * chunk that claims 2 GiB never makes libpng allocate (and zero) 2 GiB. Its limits are errors
+ * too (benign errors off), not warnings it reads past.
  */
 static void cpng_check_png(const uint8_t *data, size_t len, int full_decode, uint32_t max_dimension,
                            cpng_result *out) {
+    if (!cpng_walk_chunks(data, len, out)) {
+        return;
+    }
     cpng_reader reader = {data, len, 0};
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, out, cpng_error_fn, cpng_warning_fn);
     if (png == NULL) {
@@ -240,6 +253,7 @@ static void cpng_check_png(const uint8_t *data, size_t len, int full_decode, uin
         return;
     }
 
+    png_set_benign_errors(png, 0);
     png_set_user_limits(png, max_dimension, max_dimension);
     png_set_chunk_malloc_max(png, CPNG_CHUNK_MALLOC_MAX);
     png_set_chunk_cache_max(png, CPNG_CHUNK_CACHE_MAX);
@@ -252,7 +266,7 @@ static void cpng_check_png(const uint8_t *data, size_t len, int full_decode, uin
     out->bit_depth = png_get_bit_depth(png, info);
     out->color_type = png_get_color_type(png, info);
 
-    if (cpng_walk_chunks(data, len, out) && full_decode) {
+    if (full_decode) {
         /* No pixel transforms: inflating and unfiltering every row is what proves the data. */
         int passes = png_set_interlace_handling(png);
         png_read_update_info(png, info);

@@ -65,6 +65,35 @@ final class CatalogTests: XCTestCase {
 
     /// A file read a window at a time gives the same records, in order, and the same SHA-256
     /// as the whole text in memory, across window edges and for a record longer than a window.
+    /// Issue #16: 150,000 nested `[` in an unused field overflowed the stack of the recursive skip.
+    func testDeepNestingInAnUnusedFieldIsACatalogErrorNamingWhereNotACrash() throws {
+        let dir = Fixtures.temporaryDirectory(self)
+        let head = #"[{"albumId": 1, "id": 1, "title": "t", "url": "u", "thumbnailUrl": "t", "extra": "#
+        let deep = String(repeating: "[", count: 150_000)
+        for (name, text) in [("open", head + deep + "}]"), ("closed", head + deep + String(repeating: "]", count: 150_000) + "}]")] {
+            let file = dir.appendingPathComponent("\(name).json")
+            try Data(text.utf8).write(to: file)
+            for load in [{ try Catalog(source: name, data: Data(text.utf8)) }, { try Catalog(source: name, path: file.path) }] {
+                XCTAssertThrowsError(try load(), name) { error in
+                    let message = "\(error)"
+                    XCTAssertTrue(message.contains("line 1, column "), message)
+                    XCTAssertTrue(message.contains("nested"), message)
+                    XCTAssertFalse(message.contains("\n"), message)
+                }
+            }
+        }
+    }
+
+    func testNestingWithinTheLimitIsSkippedByTheFastParser() throws {
+        let depth = CatalogParser.maxSkipDepth
+        let nested = String(repeating: #"{"a": ["#, count: depth / 2) + "1, {}, [], \"x\"" + String(repeating: "]}", count: depth / 2)
+        let text = #"[{"extra": "# + nested + #", "albumId": 1, "id": 1, "title": "t", "url": "u", "thumbnailUrl": "t"}]"#
+        XCTAssertEqual(fast(text), [CatalogRecord(albumId: 1, id: 1, title: "t", url: "u", thumbnailUrl: "t")])
+        let deeper = "[" + nested + "]"
+        XCTAssertNil(fast(#"[{"extra": "# + deeper + #", "albumId": 1, "id": 1, "title": "t", "url": "u", "thumbnailUrl": "t"}]"#))
+        XCTAssertNil(fast(#"[{"extra": [1, [2}, "albumId": 1, "id": 1, "title": "t", "url": "u", "thumbnailUrl": "t"}]"#))
+    }
+
     func testAFileIsScannedInWindowsExactlyAsTheWholeTextIs() throws {
         var records = Fixtures.records(3000)
         records[1234].title = String(repeating: "long \\ title ", count: 12_000)  // ~150 KB, past 64 KiB
@@ -162,15 +191,11 @@ extension CatalogTests {
         // Fetched again, so the next run records them itself and compacts the journal.
         for id in [1, 2, 400] { try FileManager.default.removeItem(at: out.appendingPathComponent("images/\(id).png")) }
 
-        // The page's temporary file, opened only once every item has its outcome, is a FIFO:
-        // its writer blocks in open until this reader comes, then in write (the page is larger
-        // than a pipe holds) until it reads.
-        let fifo = out.appendingPathComponent(".index.html.tmp-\(getpid())").path
-        XCTAssertEqual(mkfifo(fifo, 0o644), 0)
-        let drained = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            let reader = open(fifo, O_RDONLY)
-            // The run is past its check and finishing the page: swap the two URLs in place.
+        // The page's temporary file is created only once every item has its outcome: there, the
+        // run is past its check and finishing the page, swap the two URLs in place.
+        let edits = Locked(0)
+        let swapping = EditingFileSystem(beforeCreating: "index.html") {
+            edits.withLock { $0 += 1 }
             var text = try! Data(contentsOf: catalogURL)
             let a = text.range(of: Data("600/aaaaaa".utf8))!, b = text.range(of: Data("600/bbbbbb".utf8))!
             text.replaceSubrange(a, with: Data("600/bbbbbb".utf8))
@@ -178,16 +203,14 @@ extension CatalogTests {
             let handle = try! FileHandle(forWritingTo: catalogURL)
             try! handle.write(contentsOf: text)
             try! handle.close()
-            var buffer = [UInt8](repeating: 0, count: 65536)
-            while read(reader, &buffer, buffer.count) > 0 {}
-            close(reader)
-            drained.signal()
         }
-        XCTAssertThrowsError(try Fixtures.run(config, catalog: Catalog(source: path, path: path))) { error in
+        let archiver = Archiver(
+            configuration: config, fetcher: Fixtures.fetcher(for: config), fileSystem: swapping,
+            backoff: Backoff(base: 0.01, cap: 0.05, jitter: { 1 }))
+        XCTAssertThrowsError(try archiver.run(catalog: Catalog(source: path, path: path))) { error in
             XCTAssertEqual((error as? RunError)?.kind, "catalog", "\(error)")
         }
-        XCTAssertEqual(drained.wait(timeout: .now() + 10), .success)
-        try? FileManager.default.removeItem(atPath: fifo)
+        XCTAssertEqual(edits.withLock { $0 }, 1)
 
         // Whatever the journal says now, a run over the edited catalog gives each record its URL's bytes.
         _ = try Fixtures.run(config, catalog: Catalog(source: path, path: path))

@@ -56,6 +56,15 @@ final class CommandLineTests: XCTestCase {
         try assertUsageError(["run", "--catalog", try catalog("dup.json", "[" + record + "," + record + "]")], mentions: ["duplicate ids", "1"])
     }
 
+    /// Issue #16: a 150 KB catalog of nested `[` used to kill `run` with a stack overflow.
+    func testADeeplyNestedCatalogExitsTwoNamingLineAndColumn() throws {
+        let dir = Fixtures.temporaryDirectory(self)
+        let url = dir.appendingPathComponent("deep.json")
+        let head = #"[{"albumId": 1, "id": 1, "title": "t", "url": "http://x/1", "thumbnailUrl": "t", "extra": "#
+        try Data((head + String(repeating: "[", count: 150_000) + "}]").utf8).write(to: url)
+        try assertUsageError(["run", "--catalog", url.path, "--out", dir.appendingPathComponent("out").path], mentions: ["deep.json", "line 1, column", "nested"])
+    }
+
     func testExitStatusIsZeroWhenAllDoneAndOneWhenSomeFailed() throws {
         let server = try Fixtures.placeholderServer()
         server.route("/600/000404", .text(404, "gone"))

@@ -83,6 +83,46 @@ final class FaultTests: XCTestCase {
         XCTAssertEqual(server.count("/600/000503"), 1)
     }
 
+    /// Issue #16: one of these headers used to trap converting Double to Int, killing the run
+    /// (SIGILL, no manifest) on every rerun; each must end as its item's failure instead.
+    func testAnAbsurdRetryAfterFailsItsItemInsteadOfCrashingTheRun() throws {
+        let server = try Fixtures.placeholderServer()
+        let values = ["inf", "1e300", "99999999999999999999", "120.5", "nan"]
+        var records: [CatalogRecord] = []
+        for (index, value) in values.enumerated() {
+            let colour = String(format: "00050%d", index)
+            server.route("/600/\(colour)", HTTPResponse(status: 503, headers: [("Retry-After", value)]))
+            records.append(Fixtures.record(index + 1, colour: colour))
+        }
+        let dir = Fixtures.temporaryDirectory(self)
+        let catalog = try Fixtures.writeCatalog(records, to: dir.appendingPathComponent("c.json"))
+        let out = dir.appendingPathComponent("out")
+        let run = try CommandRunner.run([
+            "run", "--catalog", catalog, "--out", out.path, "--retries", "1", "--quiet",
+            "--mirror", "\(Fixtures.host)=\(server.baseURL)",
+        ])
+        XCTAssertEqual(run.status, 1, "every item fails, the run does not: \(run.stderr)")
+        let messages = try Fixtures.manifest(in: out).items.map { $0.error?.message ?? "" }
+        XCTAssertEqual(messages.count, values.count)
+        guard messages.count == values.count else { return }
+        XCTAssertFalse(messages[0].contains("Retry-After"), "inf is no Retry-After: \(messages[0])")
+        XCTAssertTrue(messages[1].contains("Retry-After 1e+300 s is beyond the 120 s cap"), messages[1])
+        XCTAssertTrue(messages[2].contains("Retry-After 1e+20 s is beyond the 120 s cap"), messages[2])
+        XCTAssertTrue(messages[3].contains("Retry-After 120.5 s is beyond the 120 s cap"), messages[3])
+        XCTAssertFalse(messages[4].contains("Retry-After"), "nan is no Retry-After: \(messages[4])")
+    }
+
+    func testRetryAfterIsAlwaysFiniteAndItsCapNoteShowsTheValueSent() {
+        XCTAssertNil(parseRetryAfter("inf"))
+        XCTAssertNil(parseRetryAfter("-infinity"))
+        XCTAssertNil(parseRetryAfter("nan"))
+        XCTAssertEqual(parseRetryAfter("1e300"), 1e300)
+        XCTAssertEqual(parseRetryAfter("99999999999999999999"), 1e20)
+        XCTAssertEqual(retryAfterBeyondCapNote(120.5, cap: 120), "Retry-After 120.5 s is beyond the 120 s cap")
+        XCTAssertEqual(retryAfterBeyondCapNote(3600, cap: 120), "Retry-After 3600 s is beyond the 120 s cap")
+        XCTAssertEqual(retryAfterBeyondCapNote(.greatestFiniteMagnitude, cap: 0.5), "Retry-After 1.7976931348623157e+308 s is beyond the 0.5 s cap")
+    }
+
     func testABodyOverMaxBytesFailsAsTooLargeWithoutARetry() throws {
         let server = try Fixtures.placeholderServer()
         let out = Fixtures.temporaryDirectory(self)

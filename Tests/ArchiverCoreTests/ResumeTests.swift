@@ -160,14 +160,14 @@ final class ResumeTests: XCTestCase {
         XCTAssertEqual(server.total, 2)
     }
 
-    /// Temporary files of a run killed while writing (`.NAME.tmp-PID`) are removed by the next
-    /// run; other dot files are not.
+    /// Temporary files of a run killed while writing (`.NAME.tmp-PID-RANDOM`, or `.NAME.tmp-PID`
+    /// from older versions) are removed by the next run; other dot files are not.
     func testTemporaryFilesOfAKilledRunAreRemovedByTheNext() throws {
         let server = try Fixtures.placeholderServer()
         let out = Fixtures.temporaryDirectory(self)
         let layout = BundleLayout(root: out)
         try FileManager.default.createDirectory(at: layout.state, withIntermediateDirectories: true)
-        let debris = [out.appendingPathComponent(".manifest.json.tmp-4242"), out.appendingPathComponent(".index.html.tmp-1"),
+        let debris = [out.appendingPathComponent(".manifest.json.tmp-4242"), out.appendingPathComponent(".index.html.tmp-1-2345"),
                       layout.state.appendingPathComponent(".journal.tmp-77")]
         let kept = [out.appendingPathComponent(".keep"), out.appendingPathComponent(".notes.tmp-x")]
         for file in debris + kept { try Data("x".utf8).write(to: file) }

@@ -6,6 +6,8 @@ public enum BundleError: Error, Sendable, Equatable, CustomStringConvertible {
     case unreadableTarball(path: String, reason: String)
     case unreadableFile(path: String, reason: String)
     case cannotWrite(path: String, reason: String)
+    /// `images/` is a link or a file: what it leads to is not the bundle's.
+    case notADirectory(path: String, found: String)
 
     /// A stable short name for the failure.
     public var kind: String {
@@ -16,6 +18,7 @@ public enum BundleError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unreadableTarball: "unreadable-tarball"
         case .unreadableFile: "unreadable-file"
         case .cannotWrite: "cannot-write"
+        case .notADirectory: "not-a-directory"
         }
     }
 
@@ -33,6 +36,8 @@ public enum BundleError: Error, Sendable, Equatable, CustomStringConvertible {
             "cannot read \(path): \(reason)"
         case .cannotWrite(let path, let reason):
             "cannot write \(path): \(reason)"
+        case .notADirectory(let path, let found):
+            "\(path) is \(found), not a directory; a bundle's images are only those in its own images/ directory: replace it with a real one"
         }
     }
 }

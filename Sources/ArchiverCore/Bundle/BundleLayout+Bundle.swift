@@ -14,13 +14,15 @@ extension BundleLayout {
         !name.isEmpty && !name.hasPrefix(".")
     }
 
-    /// What sits at `path`: a regular file (with its size), a directory, something else, or nothing.
+    /// What sits at `path` itself (a link is not followed): a regular file (with its size), a
+    /// directory, a symbolic link, something else, or nothing.
     static func fileKind(atPath path: String) -> FileKind {
         var info = stat()
         guard lstat(path, &info) == 0 else { return .missing }
         switch info.st_mode & S_IFMT {
         case S_IFREG: return .regular(size: Int64(info.st_size))
         case S_IFDIR: return .directory
+        case S_IFLNK: return .symbolicLink
         default: return .other
         }
     }
@@ -28,13 +30,31 @@ extension BundleLayout {
     enum FileKind: Equatable {
         case regular(size: Int64)
         case directory
+        case symbolicLink
         case other
         case missing
+
+        /// What it is, for a message: "a symbolic link".
+        var noun: String {
+            switch self {
+            case .regular: "a file"
+            case .directory: "a directory"
+            case .symbolicLink: "a symbolic link"
+            case .other: "a special file"
+            case .missing: "missing"
+            }
+        }
     }
 
-    /// The names in `images/` that belong to the bundle, sorted by their UTF-8 bytes.
+    /// The names in `images/` that belong to the bundle, sorted by their UTF-8 bytes; none when
+    /// there is no `images/`. Anything but a real directory there (a link to one elsewhere) is
+    /// refused: its files are not the bundle's.
     func imageNames() throws(BundleError) -> [String] {
-        guard case .directory = Self.fileKind(atPath: images.path) else { return [] }
+        switch Self.fileKind(atPath: images.path) {
+        case .missing: return []
+        case .directory: break
+        case let kind: throw .notADirectory(path: images.path, found: kind.noun)
+        }
         do {
             return try FileManager.default.contentsOfDirectory(atPath: images.path)
                 .filter(Self.isBundleFileName)

@@ -31,9 +31,10 @@ public struct BundlePacker: Sendable {
         if case .regular = BundleLayout.fileKind(atPath: layout.gallery.path) {
             paths.append(BundleLayout.galleryPath)
         }
+        let names = try layout.imageNames()
         if case .directory = BundleLayout.fileKind(atPath: layout.images.path) {
             paths.append(BundleLayout.imagesPath + "/")
-            for name in try layout.imageNames() {
+            for name in names {
                 if case .regular = BundleLayout.fileKind(atPath: layout.images.appendingPathComponent(name).path) {
                     paths.append(BundleLayout.imagesPath + "/" + name)
                 }

@@ -25,7 +25,7 @@ public struct BundleVerifier: Sendable {
         switch BundleLayout.fileKind(atPath: url.path) {
         case .directory: try verifyDirectory(url)
         case .regular: try verifyTarball(url)
-        case .other, .missing: throw .notFound(url.path)
+        case .symbolicLink, .other, .missing: throw .notFound(url.path)
         }
     }
 

@@ -206,31 +206,48 @@ struct CatalogParser {
         return value
     }
 
-    /// Skips a value of any type (for fields the catalog does not use).
+    /// How deep a skipped value may nest: deeper goes to JSONDecoder, which refuses over 512 levels.
+    static let maxSkipDepth = 500
+
+    /// Skips a value of any type (for fields the catalog does not use). Iterative, with the open
+    /// arrays and objects on a stack of closing bytes, so no nesting can exhaust the thread's stack.
     private mutating func skipValue() -> Bool {
-        skipSpace()
-        guard index < bytes.count else { return false }
-        switch bytes[index] {
-        case 0x22: return string(making: false) != nil
-        case 0x7B, 0x5B:
-            let close: UInt8 = bytes[index] == 0x7B ? 0x7D : 0x5D
-            index += 1
-            if consume(close) { return true }
-            repeat {
-                if close == 0x7D {
-                    guard string(making: false) != nil, consume(0x3A) else { return false }
-                }
-                guard skipValue() else { return false }
-            } while consume(0x2C)
-            return consume(close)
-        default:
-            let start = index
-            while index < bytes.count, !([0x2C, 0x7D, 0x5D, 0x20, 0x0A, 0x0D, 0x09] as [UInt8]).contains(bytes[index]) {
+        var closers: [UInt8] = []
+        while true {
+            skipSpace()
+            guard index < bytes.count else { return false }
+            switch bytes[index] {
+            case 0x7B, 0x5B:
+                let close: UInt8 = bytes[index] == 0x7B ? 0x7D : 0x5D
                 index += 1
+                if !consume(close) {
+                    guard closers.count < Self.maxSkipDepth, member(closedBy: close) else { return false }
+                    closers.append(close)
+                    continue
+                }
+            case 0x22:
+                guard string(making: false) != nil else { return false }
+            default:
+                let start = index
+                while index < bytes.count, !([0x2C, 0x7D, 0x5D, 0x20, 0x0A, 0x0D, 0x09] as [UInt8]).contains(bytes[index]) {
+                    index += 1
+                }
+                let word = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                guard ["true", "false", "null"].contains(word) || Double(word) != nil else { return false }
             }
-            let word = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-            return ["true", "false", "null"].contains(word) || Double(word) != nil
+            // A value ended: close every container it ends, then start the next member, if any.
+            while let close = closers.last, !consume(0x2C) {
+                guard consume(close) else { return false }
+                closers.removeLast()
+            }
+            guard let close = closers.last else { return true }
+            guard member(closedBy: close) else { return false }
         }
+    }
+
+    /// Inside an object (`close` is `}`), takes a member's key and colon; inside an array, nothing.
+    private mutating func member(closedBy close: UInt8) -> Bool {
+        close == 0x5D || (string(making: false) != nil && consume(0x3A))
     }
 
     private mutating func fail<T>() -> T? {

@@ -53,13 +53,27 @@ public struct FetchLimits: Sendable {
 }
 
 /// Parses a `Retry-After` value: delta seconds or an HTTP date. Returns seconds from `now`.
+///
+/// Always finite: `inf` or `nan` is no number of seconds, so it counts as no `Retry-After` at
+/// all; a huge finite value (`1e300`) is kept, and the caller's cap fails the item.
 public func parseRetryAfter(_ value: String, now: Date = Date()) -> Double? {
     let trimmed = value.trimmingCharacters(in: .whitespaces)
-    if let seconds = Double(trimmed), seconds >= 0 { return seconds }
+    if let seconds = Double(trimmed) { return seconds.isFinite && seconds >= 0 ? seconds : nil }
     let formatter = DateFormatter()
     formatter.locale = Locale(identifier: "en_US_POSIX")
     formatter.timeZone = TimeZone(identifier: "GMT")
     formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
     guard let date = formatter.date(from: trimmed) else { return nil }
     return max(0, date.timeIntervalSince(now))
+}
+
+/// Why a `Retry-After` over `cap` fails the item, with both values as sent (`120.5 s`,
+/// `1e+300 s`): a Double of any size is printed, never converted to an integer.
+public func retryAfterBeyondCapNote(_ retryAfter: Double, cap: Double) -> String {
+    "Retry-After \(secondsText(retryAfter)) s is beyond the \(secondsText(cap)) s cap"
+}
+
+/// `120` for a whole number of seconds, `120.5` or `1e+300` otherwise.
+func secondsText(_ seconds: Double) -> String {
+    seconds.rounded() == seconds && abs(seconds) < 1e15 ? String(Int64(seconds)) : "\(seconds)"
 }

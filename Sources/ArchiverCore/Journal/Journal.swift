@@ -20,8 +20,8 @@ public final class Journal: Sendable {
     public init(
         path: String, durable: Bool = false, beforeCommit: @escaping @Sendable () throws(ItemError) -> Void = {}
     ) throws(ItemError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .io("cannot open journal \(path): \(errnoText())") }
+        let fd = openInBundle(path, O_WRONLY | O_CREAT | O_APPEND)
+        guard fd >= 0 else { throw .io("cannot open journal \(path): \(openInBundleFailure())") }
         if durable {
             // The journal's own name must survive a power cut too.
             do {

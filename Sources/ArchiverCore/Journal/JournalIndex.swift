@@ -118,7 +118,7 @@ final class MappedFile: @unchecked Sendable {
     private static let relinquishEvery = 4096
 
     init?(path: String) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = openInBundle(path, O_RDONLY)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var info = stat()

@@ -27,7 +27,7 @@ extension Archiver {
             if let output {
                 bundle = output
             } else {
-                bundle = try BundleOutput(catalog: catalog, ledger: ledger, configuration: config, layout: layout)
+                bundle = try BundleOutput(catalog: catalog, ledger: ledger, configuration: config, layout: layout, fileSystem: fileSystem)
             }
             try bundle.commit(counts: counts, beforeCommit: unchanged)
             if compact {

@@ -46,7 +46,7 @@ public final class Archiver: Sendable {
     public let configuration: RunConfiguration
     private let fetcher: any Fetching
     private let validator: any ImageValidating
-    private let fileSystem: any FileSystem
+    let fileSystem: any FileSystem
     private let backoff: Backoff
     private let log: @Sendable (String) -> Void
     private let queue: OperationQueue
@@ -91,6 +91,7 @@ public final class Archiver: Sendable {
         let config = configuration
         let layout = BundleLayout(root: config.outputDirectory)
         try OpenFileLimit.raise(for: config.concurrency)
+        try layout.refuseLinks()
         do {
             try FileManager.default.createDirectory(at: layout.state, withIntermediateDirectories: true)
         } catch {
@@ -142,7 +143,7 @@ public final class Archiver: Sendable {
         // While the jobs run, the items that have finished are written to the manifest and page
         // (if this cannot start, `writeBundle` tries again at the end and reports why).
         let output = plan.jobCount > 0
-            ? try? BundleOutput(catalog: catalog, ledger: ledger, configuration: config, layout: layout) : nil
+            ? try? BundleOutput(catalog: catalog, ledger: ledger, configuration: config, layout: layout, fileSystem: fileSystem) : nil
         output?.startWriting(every: .milliseconds(20))
         done.wait()
         output?.stopWriting()

@@ -24,6 +24,7 @@ final class BundleOutput: @unchecked Sendable {
     private let ledger: Ledger
     private let configuration: RunConfiguration
     private let layout: BundleLayout
+    private let fileSystem: any FileSystem
 
     private let manifest: AtomicFileWriter
     private var manifestReader: CatalogReader
@@ -38,13 +39,17 @@ final class BundleOutput: @unchecked Sendable {
     private var body: Gallery.Body
     private var pageReader: CatalogReader
 
-    init(catalog: Catalog, ledger: Ledger, configuration: RunConfiguration, layout: BundleLayout) throws(ItemError) {
+    init(
+        catalog: Catalog, ledger: Ledger, configuration: RunConfiguration, layout: BundleLayout,
+        fileSystem: any FileSystem = POSIXFileSystem()
+    ) throws(ItemError) {
         self.catalog = catalog
         self.ledger = ledger
         self.configuration = configuration
         self.layout = layout
+        self.fileSystem = fileSystem
         let records = catalog.records
-        manifest = try AtomicFileWriter(path: layout.manifest.path, sync: configuration.durable)
+        manifest = try AtomicFileWriter(path: layout.manifest.path, sync: configuration.durable, fileSystem: fileSystem)
         manifestBytes = ManifestEncoding.head(catalog: Manifest.CatalogInfo(catalog), field: configuration.field)
         manifestReader = CatalogReader(records)
         rows = try ScratchFile(directory: layout.root.path)
@@ -161,7 +166,7 @@ final class BundleOutput: @unchecked Sendable {
         advancePage(finishing: true)
         body.finish()
         rows.append(body.take())
-        let page = try AtomicFileWriter(path: layout.gallery.path, sync: configuration.durable)
+        let page = try AtomicFileWriter(path: layout.gallery.path, sync: configuration.durable, fileSystem: fileSystem)
         page.append(Gallery.head(body.contents, counts: counts))
         page.append(rows)
         try beforeCommit()

@@ -201,8 +201,7 @@ final class FetchOperation: Operation, @unchecked Sendable {
                 return end(index, failing: error, attempts: number)
             }
             if let retryAfter, retryAfter > stages.maxRetryAfter {
-                let note = "Retry-After \(Int(retryAfter)) s is beyond the \(Int(stages.maxRetryAfter)) s cap"
-                return end(index, failing: error, attempts: number, note: note)
+                return end(index, failing: error, attempts: number, note: retryAfterBeyondCapNote(retryAfter, cap: stages.maxRetryAfter))
             }
             let delay = stages.backoff.delay(afterAttempt: number, retryAfter: retryAfter)
             schedule(index, after: delay) { [self] in attempt(index, number + 1) }

@@ -3,6 +3,8 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
     case catalog(CatalogError)
     case locked(directory: String, pid: Int?)
     case optionsChanged(directory: String, option: String, recorded: String, given: String)
+    /// Something the run writes into or through is a link (or not what it must be).
+    case unsafeBundle(path: String, found: String, expected: String)
     case io(String)
     case openFileLimit(concurrency: Int, needed: Int, hard: Int)
 
@@ -12,6 +14,7 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
         case .catalog: "catalog"
         case .locked: "locked"
         case .optionsChanged: "options-changed"
+        case .unsafeBundle: "unsafe-bundle"
         case .io: "io"
         case .openFileLimit: "open-file-limit"
         }
@@ -26,6 +29,9 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
                 + (pid.map { " (pid \($0))" } ?? "") + "; wait for it to finish or stop it"
         case .optionsChanged(let directory, let option, let recorded, let given):
             "\(directory) was archived with \(option) \(recorded), not \(given); rerun with \(option) \(recorded) or choose another --out"
+        case .unsafeBundle(let path, let found, let expected):
+            "\(path) is \(found), not \(expected); the archiver never writes through a link or outside the bundle: "
+                + "remove it (a run makes a new one) and run again"
         case .io(let reason):
             reason
         case .openFileLimit(let concurrency, let needed, let hard):

@@ -5,7 +5,9 @@ import Foundation
 
 /// Writes a whole file in chunks under a temporary name and renames it into place on `commit`,
 /// so a large manifest or page is never held in memory whole, and a reader sees the old file or
-/// the complete new one.
+/// the complete new one. The temporary file comes from `FileSystem.createTemporary`: a name that
+/// cannot be guessed, created with `O_EXCL`, so a link planted beside the file is never written
+/// through; the rename replaces a link at the final name instead of writing to its target.
 final class AtomicFileWriter {
     private let path: String
     private let temporary: String
@@ -15,13 +17,13 @@ final class AtomicFileWriter {
     private let sync: Bool
 
     /// With `sync`, the file is fsynced before its rename and the directory after (`--durable`).
-    init(path: String, sync: Bool = false, capacity: Int = ChunkedWrites.chunk) throws(ItemError) {
+    init(
+        path: String, sync: Bool = false, capacity: Int = ChunkedWrites.chunk, fileSystem: any FileSystem = POSIXFileSystem()
+    ) throws(ItemError) {
         self.path = path
         self.sync = sync
-        let url = URL(fileURLWithPath: path)
-        temporary = url.deletingLastPathComponent().path + "/.\(url.lastPathComponent).tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .io("cannot create \(temporary): \(errnoText())") }
+        let (fd, temporary) = try fileSystem.createTemporary(beside: path)
+        self.temporary = temporary
         output = ChunkedWrites(descriptor: fd, path: temporary, capacity: capacity)
     }
 
@@ -63,13 +65,14 @@ final class AtomicFileWriter {
     }
 
     /// Removes the regular files that `AtomicFileWriter`s of a killed run left in `directory`
-    /// (`.NAME.tmp-PID`); call it holding the bundle lock, when no writer of this process is
-    /// open there.
+    /// (`.NAME.tmp-PID-RANDOM`, or `.NAME.tmp-PID` from older versions); call it holding the
+    /// bundle lock, when no writer of this process is open there.
     static func removeDebris(in directory: String) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         for name in names where name.hasPrefix(".") {
             guard let mark = name.range(of: ".tmp-", options: .backwards),
-                !name[mark.upperBound...].isEmpty, name[mark.upperBound...].allSatisfy({ ("0"..."9").contains($0) })
+                case let suffix = name[mark.upperBound...], suffix.first?.isWholeNumber == true,
+                suffix.allSatisfy({ ("0"..."9").contains($0) || $0 == "-" })
             else { continue }
             var info = stat()
             let path = directory + "/" + name

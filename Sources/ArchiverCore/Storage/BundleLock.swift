@@ -10,8 +10,8 @@ public final class BundleLock: Sendable {
 
     /// Takes the lock or throws naming the process that holds it.
     public init(path: String) throws(RunError) {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .io("cannot open lock file \(path): \(errnoText())") }
+        let fd = openInBundle(path, O_RDWR | O_CREAT)
+        guard fd >= 0 else { throw .io("cannot open lock file \(path): \(openInBundleFailure())") }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let holder = Self.holder(fd: fd)
             close(fd)
@@ -29,7 +29,7 @@ public final class BundleLock: Sendable {
 
     /// Whether some process holds the lock now, and its pid if it wrote one.
     public static func isHeld(path: String) -> (held: Bool, pid: Int?) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = openInBundle(path, O_RDONLY)
         guard fd >= 0 else { return (false, nil) }
         defer { close(fd) }
         if flock(fd, LOCK_SH | LOCK_NB) == 0 {

@@ -14,6 +14,20 @@ public protocol FileSystem: Sendable {
     func syncDirectory(_ path: String) throws(ItemError)
     /// Removes a file, ignoring a missing one.
     func remove(_ path: String)
+    /// Creates a new file for writing beside `path`, to be renamed over it: under a name no other
+    /// process can guess (`.NAME.tmp-PID-RANDOM`), with `O_EXCL`, never through a link.
+    func createTemporary(beside path: String) throws(ItemError) -> (descriptor: Int32, path: String)
+}
+
+extension FileSystem {
+    public func createTemporary(beside path: String) throws(ItemError) -> (descriptor: Int32, path: String) {
+        let url = URL(fileURLWithPath: path)
+        let temporary = url.deletingLastPathComponent().path
+            + "/.\(url.lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = openInBundle(temporary, O_WRONLY | O_CREAT | O_EXCL)
+        guard fd >= 0 else { throw .io("cannot create \(temporary): \(errnoText())") }
+        return (fd, temporary)
+    }
 }
 
 /// The real file system, through POSIX calls.
@@ -75,7 +89,7 @@ public struct POSIXFileSystem: FileSystem {
     /// The portable path: write a temporary name, then rename it over the final one.
     private func replace(_ data: Data, directory: String, name: String, sync: Bool) throws(ItemError) {
         let temporary = temporaryPath(directory, name)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let fd = openInBundle(temporary, O_WRONLY | O_CREAT | O_EXCL)
         guard fd >= 0 else { throw .io("cannot create \(temporary): \(errnoText())") }
         do {
             try write(data, to: fd, path: temporary, sync: sync)

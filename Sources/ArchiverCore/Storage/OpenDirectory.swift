@@ -16,10 +16,10 @@ final class OpenDirectory {
         close(descriptor)
     }
 
-    /// The size of the regular file `name`, or nil when there is none.
+    /// The size of the regular file `name`, or nil when there is none (a symbolic link is none).
     func size(of name: String) -> Int64? {
         var info = stat()
-        guard fstatat(descriptor, name, &info, 0) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         return Int64(info.st_size)
     }
 
@@ -32,7 +32,7 @@ final class OpenDirectory {
         while let entry = readdir(directory) {
             var info = stat()
             let found = withUnsafePointer(to: &entry.pointee.d_name) { name in
-                name.withMemoryRebound(to: CChar.self, capacity: 256) { fstatat(descriptor, $0, &info, 0) == 0 }
+                name.withMemoryRebound(to: CChar.self, capacity: 256) { fstatat(descriptor, $0, &info, AT_SYMLINK_NOFOLLOW) == 0 }
             }
             if found, (info.st_mode & S_IFMT) == S_IFREG { total += Int64(info.st_size) }
         }

@@ -33,9 +33,10 @@ typedef struct {
 /*
  * Checks that data[0..<len] is one whole, well-formed PNG.
  *
- * Structural mode (full_decode == 0): signature, IHDR through png_read_info (with
- * max_dimension as the width and height limit; 0 means the PNG maximum), then every
- * chunk's length, type and CRC, IEND last and nothing after it.
+ * Structural mode (full_decode == 0): signature, every chunk's length (within the data;
+ * no chunk but IDAT over 8 MiB), type and CRC, IEND last and nothing after it, all before
+ * libpng sees a byte; then IHDR through png_read_info (with max_dimension as the width and
+ * height limit; 0 means the PNG maximum), libpng's benign errors counting as errors.
  * Full mode (full_decode != 0): additionally inflates and unfilters every row and reads
  * to png_read_end. Never crashes on arbitrary input; data may be NULL when len is 0.
  */
