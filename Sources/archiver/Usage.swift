@@ -12,7 +12,10 @@ let usage = """
       --catalog PATH|URL     JSON array of {albumId, id, title, url, thumbnailUrl}
                              (default https://jsonplaceholder.typicode.com/photos)
       --out DIR              bundle directory (default ./archive)
-      --concurrency N        most requests in flight, 1 to 64 (default 8)
+      --concurrency N        most requests in flight, 1 to 1024 (default 8)
+      --per-host N           most requests and connections to one host (default: no limit)
+      --cacert FILE          also trust the CA certificates in this PEM file (as curl --cacert)
+      --http2                offer HTTP/2 to HTTPS servers and multiplex on it
       --field url|thumbnailUrl   which URL of each record to archive (default url)
       --mirror FROM=TO       fetch URLs starting with FROM from TO instead (repeatable)
       --validate structure|full  PNG check: chunk structure and CRCs (default) or full decode
