@@ -74,23 +74,26 @@ final class HostSchedulingTests: XCTestCase {
         XCTAssertNotEqual(HostLanes.host(of: "http://h/x"), HostLanes.host(of: "https://h/x"))
     }
 
-    /// Lanes give a finished host's slot back to it, take turns otherwise, and never give a host
-    /// more operations than `perHost`.
-    func testLanesPreferTheFinishedHostAndRespectThePerHostLimit() {
+    /// A free slot goes to the host whose next job comes first in the plan, never to a host at
+    /// its `perHost` limit.
+    func testLanesServeHostsInPlanOrderAndRespectThePerHostLimit() {
         var lanes = HostLanes(perHost: 2, readAheadLimit: 100)
         func job(_ host: String, _ n: Int) -> FetchJob {
             FetchJob(source: URL(string: "http://\(host)/\(n)")!, targets: [.init(id: n, url: "u\(n)")])
         }
-        for n in 0..<6 { lanes.add(job(n % 2 == 0 ? "a" : "b", n)) }
+        // Plan order: a0 a1 b2 a3 b4 b5
+        for (n, host) in ["a", "a", "b", "a", "b", "b"].enumerated() { lanes.add(job(host, n), index: n) }
         XCTAssertEqual(lanes.buffered, 6)
-        let first = lanes.take(upTo: 1, preferring: nil)
-        let second = lanes.take(upTo: 1, preferring: nil)
-        XCTAssertEqual([first?.host, second?.host], ["http://a", "http://b"], "hosts take turns")
-        XCTAssertEqual(lanes.take(upTo: 5, preferring: "http://b")?.jobs.map(\.targets[0].id), [3, 5])
-        XCTAssertEqual(lanes.take(upTo: 1, preferring: nil)?.jobs.map(\.targets[0].id), [2])
-        XCTAssertNil(lanes.take(upTo: 5, preferring: nil), "a has no room at 2, b has no jobs")
-        lanes.finished("http://a")
-        XCTAssertEqual(lanes.take(upTo: 5, preferring: nil)?.jobs.map(\.targets[0].id), [4])
+        XCTAssertEqual(lanes.next?.host, "http://a")
+        XCTAssertEqual(lanes.take(upTo: 2)?.jobs.map(\.targets[0].id), [0, 1])
+        XCTAssertEqual(lanes.next?.host, "http://b", "b's next job (2) comes before a's (3)")
+        XCTAssertEqual(lanes.take(upTo: 1)?.jobs.map(\.targets[0].id), [2])
+        XCTAssertEqual(lanes.take(upTo: 1)?.jobs.map(\.targets[0].id), [3])
+        XCTAssertEqual(lanes.take(upTo: 1)?.jobs.map(\.targets[0].id), [4])
+        XCTAssertNil(lanes.take(upTo: 1), "a has no jobs left, b is at its limit of 2")
+        lanes.finished("http://b")
+        XCTAssertEqual(lanes.take(upTo: 1)?.jobs.map(\.targets[0].id), [5])
         XCTAssertEqual(lanes.buffered, 0)
+        XCTAssertNil(lanes.next)
     }
 }

@@ -173,38 +173,32 @@ public final class Archiver: Sendable {
 
     /// Keeps the queue fed with operations of up to 32 URLs of one host each, at most
     /// concurrency + 2 of them at a time, made from the plan only as they are queued (their URLs
-    /// read back from the catalog, a bounded number ahead; see `HostLanes`), so memory does not
-    /// grow with the catalog. Near the end the operations get smaller, so the last URLs spread
-    /// over every slot. An operation that finishes is replaced by one for its host when it has
-    /// work (`preferring`). Each operation keeps at most 2 URLs between request and journal line
-    /// (see `FetchOperation`), so at most 2 x concurrency requests are redone after a SIGKILL.
-    private func feedQueue(_ plan: Plan, stages: PipelineStages, preferring preferred: String? = nil) {
+    /// read back from the catalog, a bounded number ahead; see `HostLanes` for which host gets a
+    /// free slot), so memory does not grow with the catalog. Near the end the operations get
+    /// smaller, so the last URLs spread over every slot. Each operation keeps at most 2 URLs
+    /// between request and journal line (see `FetchOperation`), so at most 2 x concurrency
+    /// requests are redone after a SIGKILL.
+    private func feedQueue(_ plan: Plan, stages: PipelineStages, finished host: String? = nil) {
         let concurrency = configuration.concurrency
         let batch: [FetchOperation] = feed.withLock { feed in
             var batch: [FetchOperation] = []
-            var preferred = preferred
+            if let host {
+                feed.outstanding -= 1
+                feed.lanes.finished(host)
+            }
             while !feed.cancelled, feed.outstanding < concurrency + 2 {
                 let remaining = plan.jobCount - feed.next + feed.lanes.buffered
                 guard remaining > 0 else { break }
                 let size = min(32, max(1, remaining / (4 * concurrency)))
-                // Read ahead until the preferred host, or else any host, can fill an operation.
-                while feed.next < plan.jobCount, feed.lanes.canReadAhead,
-                    !(preferred.map { feed.lanes.canFill($0, with: size) } ?? false)
-                {
+                // Read ahead until the host next in line can fill an operation.
+                while feed.next < plan.jobCount, feed.lanes.canReadAhead, (feed.lanes.next?.waiting ?? 0) < size {
                     let index = feed.next
                     feed.next += 1
-                    guard let job = plan.job(index, reader: &feed.reader!) else { continue }
-                    let host = feed.lanes.add(job)
-                    if preferred == nil, feed.lanes.canFill(host, with: size) { break }
+                    if let job = plan.job(index, reader: &feed.reader!) { feed.lanes.add(job, index: index) }
                 }
-                guard let (host, jobs) = feed.lanes.take(upTo: size, preferring: preferred) else { break }
-                preferred = nil
+                guard let (host, jobs) = feed.lanes.take(upTo: size) else { break }
                 batch.append(FetchOperation(jobs: jobs, stages: stages) { [self] in
-                    self.feed.withLock {
-                        $0.outstanding -= 1
-                        $0.lanes.finished(host)
-                    }
-                    feedQueue(plan, stages: stages, preferring: host)
+                    feedQueue(plan, stages: stages, finished: host)
                 })
                 feed.outstanding += 1
             }

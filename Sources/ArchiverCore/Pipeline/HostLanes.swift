@@ -1,20 +1,23 @@
 /// The plan's jobs, read ahead a bounded amount and grouped by the host they are fetched from,
 /// and the operations each host has queued or running.
 ///
-/// The feed makes every operation from one host's jobs. An operation that finishes is replaced
-/// by one for the same host when that host has work, so each host keeps the share of the
-/// queue's slots it started with and its connections stay busy instead of idling while another
-/// host opens new ones; otherwise hosts take turns. With `perHost` set, a host never has more
-/// than that many operations, and so never more requests in flight, while hosts with room keep
-/// getting work: a slow host holds up only its own lane.
+/// The feed makes every operation from one host's jobs, so an operation's requests go one
+/// after another over one kept-alive connection. A free slot goes to the host whose next job
+/// comes first in the plan: every host advances through the catalog at the same pace, as in a
+/// feed in plain catalog order, so hosts keep equal shares of the slots and run out of work
+/// together, instead of one host taking every slot (and opening a connection for each) at the
+/// end. With `perHost` set, a host never has more than that many operations, and so never
+/// more requests in flight, while hosts with room keep getting work: a slow host holds up only
+/// its own lane (until the read-ahead is full of its jobs).
 struct HostLanes {
     private struct Lane {
-        var jobs: [FetchJob] = []
+        /// Jobs and their places in the plan, in plan order.
+        var jobs: [(index: Int, job: FetchJob)] = []
         /// Jobs before `head` are taken: removing from the front of an array is linear.
         var head = 0
         var operations = 0
-        /// Whether the host is in `turns` now.
-        var inTurns = false
+        /// Whether the host is in `ready`.
+        var isReady = false
 
         var waiting: Int { jobs.count - head }
     }
@@ -24,9 +27,8 @@ struct HostLanes {
     /// Most jobs read ahead and not yet in an operation, over all hosts.
     let readAheadLimit: Int
     private var lanes: [String: Lane] = [:]
-    /// Hosts with waiting jobs and room, in the order they take turns (may hold stale entries).
-    private var turns: [String] = []
-    private var turnsHead = 0
+    /// Hosts with waiting jobs and room for an operation, a min-heap by their next job's place.
+    private var ready: [(index: Int, host: String)] = []
     /// Jobs read ahead and not yet taken.
     private(set) var buffered = 0
 
@@ -38,50 +40,27 @@ struct HostLanes {
     /// Whether another job may be read ahead.
     var canReadAhead: Bool { buffered < readAheadLimit }
 
-    /// Whether `host` has waiting jobs and room for another operation.
-    func hasWork(for host: String) -> Bool {
-        guard let lane = lanes[host] else { return false }
-        return lane.waiting > 0 && hasRoom(lane)
+    /// The host the next operation goes to, and how many jobs it has waiting; nil when no host
+    /// has both waiting jobs and room.
+    var next: (host: String, waiting: Int)? {
+        ready.first.map { ($0.host, lanes[$0.host]!.waiting) }
     }
 
-    /// Whether `host` has room for another operation and at least `count` jobs waiting for it.
-    func canFill(_ host: String, with count: Int) -> Bool {
-        guard let lane = lanes[host] else { return false }
-        return lane.waiting >= count && hasRoom(lane)
-    }
-
-    /// Files a job read from the plan under its host, and returns the host.
-    @discardableResult
-    mutating func add(_ job: FetchJob) -> String {
+    /// Files job `index` of the plan under its host.
+    mutating func add(_ job: FetchJob, index: Int) {
         let host = Self.host(of: job.address)
-        lanes[host, default: Lane()].jobs.append(job)
+        lanes[host, default: Lane()].jobs.append((index, job))
         buffered += 1
-        enqueueTurn(host)
-        return host
+        makeReady(host)
     }
 
-    /// Up to `count` jobs of one host for a new operation: `preferred`'s if it has work, else
-    /// the next host's in turn that has. The host's operation count goes up by one.
-    mutating func take(upTo count: Int, preferring preferred: String?) -> (host: String, jobs: [FetchJob])? {
-        var host: String
-        if let preferred, hasWork(for: preferred) {
-            host = preferred
-        } else {
-            while true {
-                guard turnsHead < turns.count else {
-                    turns.removeAll(keepingCapacity: true)
-                    turnsHead = 0
-                    return nil
-                }
-                host = turns[turnsHead]
-                turnsHead += 1
-                lanes[host]?.inTurns = false
-                if hasWork(for: host) { break }
-            }
-        }
+    /// Up to `count` jobs of the host `next` names, for a new operation; its operation count
+    /// goes up by one.
+    mutating func take(upTo count: Int) -> (host: String, jobs: [FetchJob])? {
+        guard let host = popReady() else { return nil }
         var lane = lanes.removeValue(forKey: host)!
         let end = lane.head + min(count, lane.waiting)
-        let jobs = Array(lane.jobs[lane.head..<end])
+        let jobs = lane.jobs[lane.head..<end].map(\.job)
         lane.head = end
         if lane.head == lane.jobs.count {
             lane.jobs.removeAll(keepingCapacity: lane.jobs.capacity <= 64)
@@ -93,36 +72,55 @@ struct HostLanes {
         lane.operations += 1
         buffered -= jobs.count
         lanes[host] = lane
-        enqueueTurn(host)
-        compactTurns()
+        makeReady(host)
         return (host, jobs)
     }
 
     /// An operation of `host` finished.
     mutating func finished(_ host: String) {
-        lanes[host]?.operations -= 1
-        if let lane = lanes[host], lane.operations == 0, lane.waiting == 0 {
+        guard var lane = lanes[host] else { return }
+        lane.operations -= 1
+        if lane.operations == 0, lane.waiting == 0 {
             lanes[host] = nil
         } else {
-            enqueueTurn(host)
+            lanes[host] = lane
+            makeReady(host)
         }
     }
 
-    private func hasRoom(_ lane: Lane) -> Bool {
-        perHost.map { lane.operations < $0 } ?? true
-    }
-
-    private mutating func enqueueTurn(_ host: String) {
-        guard let lane = lanes[host], !lane.inTurns, lane.waiting > 0, hasRoom(lane) else { return }
-        lanes[host]!.inTurns = true
-        turns.append(host)
-    }
-
-    private mutating func compactTurns() {
-        if turnsHead >= 1024, turnsHead * 2 >= turns.count {
-            turns.removeFirst(turnsHead)
-            turnsHead = 0
+    /// Puts `host` in `ready` if it has waiting jobs and room and is not there yet.
+    private mutating func makeReady(_ host: String) {
+        guard let lane = lanes[host], !lane.isReady, lane.waiting > 0, perHost.map({ lane.operations < $0 }) ?? true
+        else { return }
+        lanes[host]!.isReady = true
+        ready.append((lane.jobs[lane.head].index, host))
+        var child = ready.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard ready[child].index < ready[parent].index else { break }
+            ready.swapAt(child, parent)
+            child = parent
         }
+    }
+
+    private mutating func popReady() -> String? {
+        guard let top = ready.first else { return nil }
+        let last = ready.removeLast()
+        if !ready.isEmpty {
+            ready[0] = last
+            var parent = 0
+            while true {
+                let left = 2 * parent + 1, right = left + 1
+                var smallest = parent
+                if left < ready.count, ready[left].index < ready[smallest].index { smallest = left }
+                if right < ready.count, ready[right].index < ready[smallest].index { smallest = right }
+                guard smallest != parent else { break }
+                ready.swapAt(parent, smallest)
+                parent = smallest
+            }
+        }
+        lanes[top.host]!.isReady = false
+        return top.host
     }
 
     /// The scheme, host and port of an absolute URL, lowercased: what a connection is kept for.
