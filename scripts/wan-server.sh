@@ -28,6 +28,8 @@ wan-server: nginx (pid $(cat "$dir/nginx.pid" 2>/dev/null || echo '?')) serving 
 
 8 HTTPS hosts, delayed (record i on host (i mod 8) + 1):
   archiver run --catalog $dir/catalog-8hosts.json $(cat "$dir/flags-eight")
+8 plain-HTTP hosts, delayed:
+  archiver run --catalog $dir/catalog-8hosts.json $(cat "$dir/flags-eight-http")
 1 host, plain HTTP, delayed (any catalog of $from, e.g. samples/photos.json or $dir/catalog-100k.json):
   archiver run --catalog samples/photos.json $(cat "$dir/flags-one")
 1 host, plain HTTP, not delayed:
@@ -35,7 +37,7 @@ wan-server: nginx (pid $(cat "$dir/nginx.pid" 2>/dev/null || echo '?')) serving 
 8 HTTPS hosts, HTTP/2 offered through ALPN, not delayed / delayed:
   archiver run --catalog $dir/catalog-8hosts.json $(cat "$dir/flags-h2")
   archiver run --catalog $dir/catalog-8hosts.json $(cat "$dir/flags-h2d")
-Flags alone: \$(cat $dir/flags-eight) and flags-one, flags-fast, flags-h2, flags-h2d
+Flags alone: \$(cat $dir/flags-eight) and flags-eight-http, flags-one, flags-fast, flags-h2, flags-h2d
 curl: curl --cacert $dir/tls/ca.pem https://127.0.0.3:$wan_tls/600/92c952
 Connections since the last look: $0 stats $dir
 EOF
@@ -67,6 +69,7 @@ start)
     start_wan_nginx "$dir" "$delay"
     . "$dir/ports.env"
     printf '%s--cacert %s\n' "$(wan_mirrors https "$wan_tls")" "$dir/tls/ca.pem" >"$dir/flags-eight"
+    printf '%s\n' "$(wan_mirrors http "$wan_http")" >"$dir/flags-eight-http"
     printf -- '--mirror %s=http://127.0.0.1:%s\n' "$from" "$wan_http" >"$dir/flags-one"
     printf -- '--mirror %s=http://127.0.0.1:%s\n' "$from" "$wan_fast" >"$dir/flags-fast"
     printf '%s--cacert %s\n' "$(wan_mirrors https "$wan_h2")" "$dir/tls/ca.pem" >"$dir/flags-h2"
