@@ -36,7 +36,8 @@ test: deps
 
 # Times archiver against curl, wget2 and aria2c over a loopback nginx (installs them if missing);
 # prints a Markdown table and writes it to bench/results.md. BENCH_ROUNDS=3, BENCH_SCALE=0 skips
-# the 100,000-record run.
+# the 100,000-record run. Then the far-server cases (50 ms late, HTTPS, 8 hosts; about 6 minutes
+# at BENCH_WAN_ROUNDS=3), whose tables follow in the same file; BENCH_WAN=0 skips them.
 bench: build
 	scripts/bench.sh "$(BIN)"
 

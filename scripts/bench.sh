@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Benchmark: archiver against curl, wget2 and aria2c, each fetching the 5000-record sample
 # catalog into keyed files from a local nginx, 8 requests in flight. Prints a Markdown table
-# and writes it to bench/results.md. Exits non-zero if any run failed to produce its files.
+# and writes it to bench/results.md; then runs scripts/bench-wan.sh (far servers: 50 ms late,
+# HTTPS, 8 hosts, up to 1024 in flight), whose tables follow. Exits non-zero if any run failed
+# to produce its files.
 #
 #   scripts/bench.sh [path/to/archiver]      (make bench builds and passes the release binary)
 #   BENCH_ROUNDS=3    rounds of every 5000-record case (the table shows medians)
 #   BENCH_SCALE=1     0 skips the 100,000-record archiver run
 #   BENCH_KEEP=1      keep the work directory (logs, nginx access log, outputs) for a look
 #   BENCH_RESULTS=F   where the table goes (default bench/results.md)
+#   BENCH_WAN=1       0 skips the far-server cases (scripts/bench-wan.sh, which has its own
+#                     knobs: BENCH_WAN_ROUNDS=3, BENCH_WAN_CASES, BENCH_WAN_OUT)
 #   BENCH_OUT=DIR     where the tools write their files (default: a fresh ext4 file system on a
 #                     loop device when run as root, else the work directory; /dev/shm takes the
 #                     file system's own costs out of the comparison)
@@ -234,7 +238,14 @@ PY
 } | tee "$results"
 
 # Non-zero if any run did not produce all its files (or exited non-zero, or a rerun fetched).
+status=0
 if awk -F'\t' '$11 != "yes" { bad = 1 } END { exit !bad }' "$work/runs.tsv"; then
     echo "bench: some runs FAILED (see above)" >&2
-    exit 1
+    status=1
 fi
+
+# The far-server cases (50 ms late, HTTPS, 8 hosts): their tables go after this one.
+if [ "${BENCH_WAN:-1}" != 0 ]; then
+    BENCH_WAN_RESULTS=$results BENCH_WAN_APPEND=1 scripts/bench-wan.sh "$archiver" || status=1
+fi
+exit $status

@@ -1,5 +1,6 @@
-# Sourced by scripts/bench.sh and scripts/acceptance.sh: a loopback nginx serving a catalog's
-# images at their placeholder paths, as a static server independent of the archiver.
+# Sourced by scripts/bench.sh, scripts/bench-wan.sh, scripts/wan-server.sh and
+# scripts/acceptance.sh: a loopback nginx serving a catalog's images at their placeholder paths,
+# as a static server independent of the archiver.
 #
 #   port=$(free_port)
 #   start_catalog_nginx ARCHIVER CATALOG WORK PORT FROM
@@ -7,6 +8,9 @@
 # makes WORK/paths.txt (the distinct paths after mapping FROM to the server), WORK/root (the
 # images, made once by `archiver serve`), WORK/logs/access.log (one line a request: count them),
 # and starts nginx on 127.0.0.1:PORT, setting nginx_pid and serve_pid for the caller's cleanup.
+#
+# The pieces are usable on their own (scripts/lib/wan-nginx.sh builds the far-server set-up
+# from them): make_catalog_images, nginx_http_common, run_nginx.
 
 # A free loopback port: bind port 0 and read back what the kernel chose (nginx binds it a moment
 # later; a clash is possible but rare, and nginx then fails to start, which is checked).
@@ -14,9 +18,9 @@ free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-start_catalog_nginx() {
-    local archiver=$1 catalog=$2 work=$3 port=$4 from=$5
-    local base=http://127.0.0.1:$port
+# make_catalog_images ARCHIVER CATALOG WORK FROM: WORK/paths.txt and the images under WORK/root.
+make_catalog_images() {
+    local archiver=$1 catalog=$2 work=$3 from=$4 serve distinct made
     mkdir -p "$work/root" "$work/logs"
     python3 - "$catalog" "$from" >"$work/paths.txt" <<'PY'
 import json, sys
@@ -38,19 +42,13 @@ PY
     made=$(find "$work/root" -type f | wc -l)
     [ "$made" = "$distinct" ] || { echo "catalog-nginx: made $made of $distinct images" >&2; exit 1; }
     chmod -R a+rX "$work/root"   # curl --create-dirs makes 0750 directories; nginx's workers are 'nobody'
+}
 
-    cat >"$work/nginx.conf" <<EOF
-    # One worker: the machine has 2 cores and the client under test needs the other.
-    worker_processes 1;
-    daemon off;
-    pid $work/nginx.pid;
-    error_log $work/logs/nginx-error.log warn;
-    events { worker_connections 1024; }
-    http {
-        # Every request is a line here: the way to count what each run asked for. The connection
-        # serial number shows how many connections a run opened, i.e. whether keep-alive held.
-        log_format bench '\$connection \$connection_requests \$status "\$request" "\$http_user_agent"';
-        access_log $work/logs/access.log bench;
+# nginx_http_common WORK: the lines every bench nginx has in its http block (MIME type, keep-alive,
+# temp paths of its own), printed for a config's here-document.
+nginx_http_common() {
+    local work=$1
+    cat <<EOF
         # The files have no extension (/600/92c952).
         default_type image/png;
         sendfile on;
@@ -63,6 +61,45 @@ PY
         fastcgi_temp_path $work/nginx-tmp/fastcgi;
         uwsgi_temp_path $work/nginx-tmp/uwsgi;
         scgi_temp_path $work/nginx-tmp/scgi;
+EOF
+}
+
+# run_nginx WORK PROBE-URL [CURL-OPTION...]: starts nginx with WORK/nginx.conf in the background
+# (setting nginx_pid) and waits until PROBE-URL answers with an image/png.
+run_nginx() {
+    local work=$1 probe=$2; shift 2
+    mkdir -p "$work/nginx-tmp" "$work/logs"
+    touch "$work/logs/access.log"
+    # Its own output to a file: a caller reading ours through a pipe (wan-server.sh, whose nginx
+    # outlives it) would otherwise wait for nginx to close it.
+    nginx -p "$work" -c "$work/nginx.conf" -e "$work/logs/nginx-error.log" >"$work/logs/nginx-output.log" 2>&1 &
+    nginx_pid=$!
+    for _ in $(seq 100); do curl -sf "$@" -o /dev/null "$probe" && break; sleep 0.05; done
+    curl -sf "$@" -o /dev/null "$probe" || {
+        echo "catalog-nginx: nginx did not start" >&2
+        tail -n5 "$work/logs/nginx-output.log" "$work/logs/nginx-error.log" >&2
+        exit 1
+    }
+    curl -sfI "$@" "$probe" | grep -qi '^content-type: image/png' || { echo "catalog-nginx: nginx does not say image/png" >&2; exit 1; }
+}
+
+start_catalog_nginx() {
+    local archiver=$1 catalog=$2 work=$3 port=$4 from=$5
+    local base=http://127.0.0.1:$port
+    make_catalog_images "$archiver" "$catalog" "$work" "$from"
+    cat >"$work/nginx.conf" <<EOF
+    # One worker: the machine has 2 cores and the client under test needs the other.
+    worker_processes 1;
+    daemon off;
+    pid $work/nginx.pid;
+    error_log $work/logs/nginx-error.log warn;
+    events { worker_connections 1024; }
+    http {
+        # Every request is a line here: the way to count what each run asked for. The connection
+        # serial number shows how many connections a run opened, i.e. whether keep-alive held.
+        log_format bench '\$connection \$connection_requests \$status "\$request" "\$http_user_agent"';
+        access_log $work/logs/access.log bench;
+$(nginx_http_common "$work")
         server {
             listen 127.0.0.1:$port;
             root $work/root;
@@ -70,12 +107,5 @@ PY
         }
     }
 EOF
-    mkdir -p "$work/nginx-tmp"
-    touch "$work/logs/access.log"
-    nginx -p "$work" -c "$work/nginx.conf" -e "$work/logs/nginx-error.log" &
-    nginx_pid=$!
-    first=$(head -n1 "$work/paths.txt")
-    for _ in $(seq 100); do curl -sf -o /dev/null "$base$first" && break; sleep 0.05; done
-    curl -sf -o /dev/null "$base$first" || { echo "catalog-nginx: nginx did not start" >&2; tail -n5 "$work/logs/nginx-error.log" >&2; exit 1; }
-    curl -sfI "$base$first" | grep -qi '^content-type: image/png' || { echo "catalog-nginx: nginx does not say image/png" >&2; exit 1; }
+    run_nginx "$work" "$base$(head -n1 "$work/paths.txt")"
 }
