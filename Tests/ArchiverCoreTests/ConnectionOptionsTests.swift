@@ -64,10 +64,12 @@ final class ConnectionOptionsTests: XCTestCase {
         let catalog = try Fixtures.writeCatalog([record], to: dir.appendingPathComponent("c.json"))
 
         let untrusted = dir.appendingPathComponent("untrusted").path
-        let refused = try CommandRunner.run(["run", "--catalog", catalog, "--out", untrusted, "--retries", "0", "--quiet"])
+        let refused = try CommandRunner.run(["run", "--catalog", catalog, "--out", untrusted, "--retries", "3", "--quiet"])
         XCTAssertEqual(refused.status, 1, "an unknown CA fails the item: certificate checks are never off")
         let failed = try Fixtures.manifest(in: URL(fileURLWithPath: untrusted)).items.first
-        XCTAssertEqual(failed?.error?.kind, "network")
+        XCTAssertEqual(failed?.error?.kind, "tls")
+        XCTAssertEqual(failed?.attempts, 1, "a certificate that does not verify is not tried again")
+        XCTAssertTrue(failed?.error?.message.contains("--cacert") ?? false, "\(String(describing: failed?.error))")
         XCTAssertTrue(failed?.error?.message.lowercased().contains("certificate") ?? false, "\(String(describing: failed?.error))")
 
         let trusted = dir.appendingPathComponent("trusted")

@@ -133,6 +133,10 @@ private final class PendingFetch: Sendable {
         if outcome == CCURL_PARTIAL || (outcome == CCURL_RECEIVE_ERROR && received > 0) {
             return .failed(.truncated(expected: expected, received: received, url: url), retryAfter: nil)
         }
+        if outcome == CCURL_TLS {
+            let message = result.error.map { String(cString: $0) } ?? ""
+            return .failed(.tls(message.isEmpty ? "libcurl error \(result.curl_code)" : message, url: url), retryAfter: nil)
+        }
         guard outcome == CCURL_OK else {
             let message = result.error.map { String(cString: $0) } ?? ""
             return .failed(.network(message.isEmpty ? "libcurl error \(result.curl_code)" : message, url: url), retryAfter: nil)

@@ -6,6 +6,7 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
     case httpStatus(Int, url: String)
     case timeout(seconds: Int, url: String)
     case network(String, url: String)
+    case tls(String, url: String)
     case truncated(expected: Int64, received: Int64, url: String)
     case tooLarge(limit: Int64, url: String)
     case tooManyRedirects(url: String)
@@ -21,6 +22,7 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
         case .httpStatus: "http-status"
         case .timeout: "timeout"
         case .network: "network"
+        case .tls: "tls"
         case .truncated: "truncated"
         case .tooLarge: "too-large"
         case .tooManyRedirects: "too-many-redirects"
@@ -52,6 +54,8 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
         case .httpStatus(let code, let url): "HTTP \(code) from \(url)"
         case .timeout(let seconds, let url): "no complete answer within \(seconds) s from \(url)"
         case .network(let reason, let url): "network error from \(url): \(reason)"
+        case .tls(let reason, let url):
+            "TLS error from \(url): \(reason) (a server with a private CA needs --cacert FILE)"
         case .truncated(let expected, let received, let url):
             "body cut short: \(received) of \(expected) bytes from \(url)"
         case .tooLarge(let limit, let url): "body larger than \(limit) bytes from \(url) (raise --max-bytes)"

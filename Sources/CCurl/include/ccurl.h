@@ -30,7 +30,8 @@ enum {
     CCURL_TOO_MANY_REDIRECTS = 4,/* CURLE_TOO_MANY_REDIRECTS */
     CCURL_PARTIAL = 5,           /* CURLE_PARTIAL_FILE: connection closed before Content-Length */
     CCURL_RECEIVE_ERROR = 6,     /* CURLE_RECV_ERROR: e.g. reset by the peer */
-    CCURL_OTHER = 7              /* anything else; see curl_code and error */
+    CCURL_TLS = 7,               /* the server's certificate could not be verified, or no CA file */
+    CCURL_OTHER = 8              /* anything else; see curl_code and error */
 };
 
 /* The end of one transfer, valid only during the completion call, except `body`. */
