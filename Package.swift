@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .executable(name: "archiver", targets: ["archiver"]),
         .library(name: "ArchiverCore", targets: ["ArchiverCore"]),
+        .library(name: "ArchiverServer", targets: ["ArchiverServer"]),
     ],
     targets: [
         .target(
@@ -24,8 +25,11 @@ let package = Package(
             providers: [.apt(["libarchive-dev"])]
         ),
         .target(name: "ArchiverCore", dependencies: ["CPNG", "CCurl", "CLibCrypto", "CLibArchive"]),
-        .executableTarget(name: "archiver", dependencies: ["ArchiverCore"]),
-        .testTarget(name: "ArchiverCoreTests", dependencies: ["ArchiverCore"]),
+        // The built-in image server (`archiver serve`, the demo and the tests); the archiver's own
+        // pipeline never calls it.
+        .target(name: "ArchiverServer", dependencies: ["ArchiverCore", "CPNG"]),
+        .executableTarget(name: "archiver", dependencies: ["ArchiverCore", "ArchiverServer"]),
+        .testTarget(name: "ArchiverCoreTests", dependencies: ["ArchiverCore", "ArchiverServer"]),
     ]
 )
 

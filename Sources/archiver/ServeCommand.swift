@@ -1,3 +1,4 @@
+import ArchiverServer
 import ArchiverCore
 import Dispatch
 import Foundation

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import ArchiverCore
+@testable import ArchiverServer
 
 /// `archiver run` in-process against a loopback server: the whole pipeline with real parts.
 final class ArchiverTests: XCTestCase {

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import ArchiverCore
+@testable import ArchiverServer
 
 final class BundleVerifierTests: XCTestCase {
     private var fixture: BundleFixture!

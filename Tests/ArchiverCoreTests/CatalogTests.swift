@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import ArchiverCore
+@testable import ArchiverServer
 
 final class CatalogTests: XCTestCase {
     /// The records the fast path (scanner and parser) reads, or nil where it leaves the text to JSONDecoder.

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import ArchiverCore
+@testable import ArchiverServer
 
 /// The built `archiver` binary: usage errors, catalog errors and exit statuses, as a user sees them.
 final class CommandLineTests: XCTestCase {

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import ArchiverCore
+@testable import ArchiverServer
 
 final class CurlFetcherTests: XCTestCase {
     private let checks = FetcherChecks { CurlFetcher(limits: $0) }

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import ArchiverCore
+@testable import ArchiverServer
 
 /// Every way a real image host fails ends as a clear outcome, in bounded time, with no bad file.
 final class FaultTests: XCTestCase {

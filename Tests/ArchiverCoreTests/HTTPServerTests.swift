@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import XCTest
 @testable import ArchiverCore
+@testable import ArchiverServer
 
 final class HTTPServerTests: XCTestCase {
     private var session: URLSession { TestClient.session }

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import ArchiverCore
+@testable import ArchiverServer
 
 /// Catalogs spread over several hosts: connections kept per host, `--per-host`, and a slow host
 /// holding up only its own share of the work.

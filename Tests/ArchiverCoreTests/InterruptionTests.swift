@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import ArchiverCore
+@testable import ArchiverServer
 
 /// The binary under SIGINT, SIGTERM and SIGKILL at random moments: the next run always finishes
 /// the job with every file whole.

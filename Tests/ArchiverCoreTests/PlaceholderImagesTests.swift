@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import XCTest
 @testable import ArchiverCore
+@testable import ArchiverServer
 
 final class PlaceholderImagesTests: XCTestCase {
     private static var session: URLSession { TestClient.session }

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import ArchiverCore
+@testable import ArchiverServer
 
 /// Interrupted runs resume: nothing finished is redone, nothing half-written is taken as done.
 final class ResumeTests: XCTestCase {

@@ -4,11 +4,11 @@ import Glibc
 ///
 /// Used instead of `Mutex` from Synchronization because ThreadSanitizer sees pthread locks but
 /// not `Mutex` (futex-based, in uninstrumented code), and reports false races through it.
-final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -21,7 +21,7 @@ final class Locked<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` with exclusive access to the value.
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+    package func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import ArchiverCore
+@testable import ArchiverServer
 
 /// A small bundle on disk, made the way `archiver run` makes one: PNGs under `images/`, a
 /// manifest built from a catalog and outcomes, and bookkeeping under `.archiver/`.

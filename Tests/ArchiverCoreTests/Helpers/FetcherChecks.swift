@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import ArchiverCore
+@testable import ArchiverServer
 
 /// The behaviour every `Fetching` must show, against real loopback servers; each fetcher's test
 /// case calls these with a factory, so the fetchers are held to one contract.

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import ArchiverCore
+@testable import ArchiverServer
 
 /// Shared building blocks for pipeline tests: temp directories, catalogs, the placeholder image
 /// server, one long-lived fetcher per set of limits.

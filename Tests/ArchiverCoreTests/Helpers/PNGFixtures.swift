@@ -1,5 +1,6 @@
 import Foundation
 @testable import ArchiverCore
+@testable import ArchiverServer
 
 /// Builders for valid PNGs and for PNGs broken in one precise way.
 enum PNGFixtures {

@@ -1,5 +1,6 @@
 import Foundation
 @testable import ArchiverCore
+@testable import ArchiverServer
 
 /// A loopback `HTTPServer` with a route table, request counts and a gate that holds requests
 /// inside the handler, so tests can prove a client's concurrency bound without sleeping.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 @testable import ArchiverCore
+@testable import ArchiverServer
 
 /// A loopback server that answers every connection with `200` and a body of `total` bytes
 /// delimited only by closing the connection (no `Content-Length`), so a client's size cap can

@@ -1,3 +1,4 @@
+import ArchiverCore
 import Foundation
 import Glibc
 

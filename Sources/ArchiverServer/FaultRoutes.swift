@@ -1,3 +1,4 @@
+import ArchiverCore
 import Foundation
 
 /// Paths that misbehave on purpose, the way real image hosts do, so the archiver's handling of

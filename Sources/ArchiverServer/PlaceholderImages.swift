@@ -1,3 +1,4 @@
+import ArchiverCore
 import Foundation
 
 /// The routes of the retired image host via.placeholder.com: `GET /<size>/<colour>` answers a
