@@ -65,7 +65,3 @@ struct Arguments {
         return choice
     }
 }
-
-func unknownOption(_ name: String, command: String) -> UsageError {
-    UsageError(description: "unknown option '\(name)' for 'archiver \(command)'; see 'archiver --help'")
-}

@@ -3,22 +3,25 @@ import Foundation
 
 /// `archiver pack DIR [--output FILE.tar.gz]`: a reproducible tarball of the bundle.
 enum PackCommand {
+    static let spec = CommandSpec<String?>(
+        name: "pack", synopsis: "archiver pack DIR [--output FILE.tar.gz]",
+        summary: """
+            A reproducible gzip tarball of manifest.json, index.html and images/ (not .archiver/): entries
+            sorted, owner root, mtime SOURCE_DATE_EPOCH or 0; prints its sha256.
+            """,
+        options: [.text("--output", alias: "-o", "FILE.tar.gz", default: "DIR.tar.gz", "where the tarball goes") { $0 = $1 }],
+        notes: "exit status: 0 packed, 2 when DIR is no bundle")
+
     static func main(_ arguments: [String]) -> Int32 {
         var output: String?
-        var parser = Arguments(arguments)
         let directory: String
         let packer: BundlePacker
         do {
-            try parser.parse { name, args in
-                switch name {
-                case "--output", "-o": output = try args.value(for: name)
-                default: throw unknownOption(name, command: "pack")
-                }
-            }
-            guard parser.positionals.count == 1 else {
+            let positionals = try spec.parse(arguments, into: &output)
+            guard positionals.count == 1 else {
                 throw UsageError(description: "pack takes one bundle directory, e.g. 'archiver pack archive --output archive.tar.gz'")
             }
-            directory = parser.positionals[0]
+            directory = positionals[0]
             packer = BundlePacker(modificationTime: try sourceDateEpoch())
         } catch {
             return fail("\(error)")

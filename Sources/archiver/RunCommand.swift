@@ -6,48 +6,70 @@ import Foundation
 enum RunCommand {
     struct Options {
         var configuration = RunConfiguration()
+        var mirrors: [(from: String, to: String)] = []
         var quiet = false
         var json = false
     }
 
-    static func parse(_ arguments: [String]) throws -> Options {
-        var options = Options()
-        var config = RunConfiguration()
-        var mirrors: [(from: String, to: String)] = []
-        var parser = Arguments(arguments)
-        try parser.parse { name, args in
-            switch name {
-            case "--catalog": config.catalogSource = try args.value(for: name)
-            case "--out": config.outputDirectory = URL(fileURLWithPath: try args.value(for: name))
-            case "--concurrency": config.concurrency = try args.integer(for: name, in: RunConfiguration.concurrencyRange)
-            case "--per-host": config.perHost = try args.integer(for: name, in: RunConfiguration.concurrencyRange)
-            case "--cacert": config.caFile = try caFile(try args.value(for: name))
-            case "--http2": config.http2 = true
-            case "--field": config.field = try args.choice(for: name, as: ImageField.self)
-            case "--mirror":
-                let text = try args.value(for: name)
+    /// Every option of `run`, once: parsing, `archiver run --help` and the README's table come from here.
+    static let spec = CommandSpec<Options>(
+        name: "run",
+        synopsis: "archiver run [--catalog PATH|URL] [--out DIR] [--concurrency N] [options]",
+        summary: "Archives a catalog of image records into a verified bundle: DIR/images/<id>.png, manifest.json, index.html.",
+        options: [
+            .text("--catalog", "PATH|URL", default: RunConfiguration.defaultCatalog,
+                  "JSON array of {albumId, id, title, url, thumbnailUrl}") { $0.configuration.catalogSource = $1 },
+            .text("--out", "DIR", default: "./archive", "the bundle directory") {
+                $0.configuration.outputDirectory = URL(fileURLWithPath: $1)
+            },
+            .integer("--concurrency", in: RunConfiguration.concurrencyRange, default: "8", "most requests in flight") {
+                $0.configuration.concurrency = $1
+            },
+            .integer("--per-host", in: RunConfiguration.concurrencyRange, "most requests and connections to one host") {
+                $0.configuration.perHost = $1
+            },
+            .text("--cacert", "FILE", "also trust the CA certificates in this PEM file (as curl --cacert)") {
+                $0.configuration.caFile = try caFile($1)
+            },
+            .flag("--http2", "offer HTTP/2 to HTTPS servers and multiplex on it") { $0.configuration.http2 = true },
+            .choice("--field", as: ImageField.self, default: .url, "which URL of each record to archive") {
+                $0.configuration.field = $1
+            },
+            .text("--mirror", "FROM=TO", "fetch URLs starting with FROM from TO instead (repeatable)") { options, text in
                 guard let rule = MirrorMap.parseRule(text) else {
                     throw UsageError(description: "--mirror takes FROM=TO, e.g. https://via.placeholder.com=http://127.0.0.1:8080, not '\(text)'")
                 }
-                mirrors.append(rule)
-            case "--validate": config.validation = try args.choice(for: name, as: ValidationMode.self)
-            case "--retries": config.retries = try args.integer(for: name, in: 0...10)
-            case "--timeout": config.timeout = try args.number(for: name, in: 1...3600, unit: "seconds")
-            case "--max-bytes": config.maxBytes = Int64(try args.integer(for: name, in: 1...(1 << 40)))
-            case "--rate": config.rate = try args.number(for: name, in: 0.01...100_000, unit: "requests a second")
-            case "--skip-failed": config.skipFailed = true
-            case "--durable": config.durable = true
-            case "--prune": config.prune = true
-            case "--quiet", "-q": options.quiet = true
-            case "--json": options.json = true
-            default: throw unknownOption(name, command: "run")
-            }
+                options.mirrors.append(rule)
+            },
+            .choice("--validate", as: ValidationMode.self, default: .structure,
+                    "PNG check: chunk structure and CRCs, or a full decode") { $0.configuration.validation = $1 },
+            .integer("--retries", in: 0...10, default: "3", "extra attempts for retriable failures") { $0.configuration.retries = $1 },
+            .number("--timeout", "SECONDS", in: 1...3600, unit: "seconds", default: "30", "per attempt, 1 to 3600") {
+                $0.configuration.timeout = $1
+            },
+            .integer("--max-bytes", in: 1...(1 << 40), default: "52428800", "largest image accepted") {
+                $0.configuration.maxBytes = Int64($1)
+            },
+            .number("--rate", "R", in: 0.01...100_000, unit: "requests a second", "at most R requests a second") {
+                $0.configuration.rate = $1
+            },
+            .flag("--skip-failed", "keep earlier failures instead of retrying them") { $0.configuration.skipFailed = true },
+            .flag("--durable", "fsync every file and directory before recording it") { $0.configuration.durable = true },
+            .flag("--prune", "delete files of records no longer in the catalog") { $0.configuration.prune = true },
+            .flag("--quiet", alias: "-q", "no progress on stderr") { $0.quiet = true },
+            .flag("--json", "print a machine-readable summary on stdout") { $0.json = true },
+        ],
+        notes: """
+            exit status: 0 all done, 1 some items failed, 2 usage, catalog or bundle error,
+                         130 interrupted (SIGINT), 143 terminated (SIGTERM)
+            """)
+
+    static func parse(_ arguments: [String]) throws -> Options {
+        var options = Options()
+        if let extra = try spec.parse(arguments, into: &options).first {
+            throw UsageError(description: "unexpected argument '\(extra)' for 'archiver run'; see 'archiver run --help'")
         }
-        if let extra = parser.positionals.first {
-            throw UsageError(description: "unexpected argument '\(extra)' for 'archiver run'; see 'archiver --help'")
-        }
-        config.mirrors = MirrorMap(mirrors)
-        options.configuration = config
+        options.configuration.mirrors = MirrorMap(options.mirrors)
         return options
     }
 

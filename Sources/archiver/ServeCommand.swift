@@ -6,26 +6,31 @@ import Foundation
 /// `archiver serve`: the loopback stand-in for via.placeholder.com, answering `/<size>/<colour>`
 /// with a PNG of that size and colour, until SIGINT or SIGTERM.
 enum ServeCommand {
-    static func main(_ arguments: [String]) -> Int32 {
+    struct Options {
         var host = "127.0.0.1"
         var port = 0
         var faults = false
-        var parser = Arguments(arguments)
+    }
+
+    static let spec = CommandSpec<Options>(
+        name: "serve", synopsis: "archiver serve [--host 127.0.0.1] [--port N] [--faults]",
+        summary: "Answers /<size>/<colour> with a PNG of that size and colour, as via.placeholder.com did, until Ctrl-C.",
+        options: [
+            .text("--host", "ADDRESS", default: "127.0.0.1", "the IPv4 address to listen on") { $0.host = $1 },
+            .integer("--port", in: 0...65535, default: "0", "the port (0 picks a free one)") { $0.port = $1 },
+            .flag("--faults", "also serve /fault/<name>/<key> paths that misbehave on purpose") { $0.faults = true },
+        ])
+
+    static func main(_ arguments: [String]) -> Int32 {
+        var options = Options()
         do {
-            try parser.parse { name, args in
-                switch name {
-                case "--host": host = try args.value(for: name)
-                case "--port": port = try args.integer(for: name, in: 0...65535)
-                case "--faults": faults = true
-                default: throw unknownOption(name, command: "serve")
-                }
-            }
-            if let extra = parser.positionals.first {
+            if let extra = try spec.parse(arguments, into: &options).first {
                 throw UsageError(description: "unexpected argument '\(extra)' for 'archiver serve'")
             }
         } catch {
             return fail("\(error)")
         }
+        let (host, port, faults) = (options.host, options.port, options.faults)
         let images = PlaceholderImages { size, red, green, blue in
             PNGEncoder.solid(width: size, height: size, red: red, green: green, blue: blue)
         }

@@ -3,21 +3,23 @@ import Foundation
 
 /// `archiver status [DIR] [--json]`: what a bundle holds, from its journal.
 enum StatusCommand {
+    static let spec = CommandSpec<Bool>(
+        name: "status", synopsis: "archiver status [DIR] [--json]",
+        summary: "Done, failed and pending counts of a bundle (default ./archive), failures grouped by kind.",
+        options: [.flag("--json", "print the status as JSON") { $0 = true }])
+
     static func main(_ arguments: [String]) -> Int32 {
         var json = false
-        var parser = Arguments(arguments)
+        let positionals: [String]
         do {
-            try parser.parse { name, _ in
-                guard name == "--json" else { throw unknownOption(name, command: "status") }
-                json = true
-            }
-            guard parser.positionals.count <= 1 else {
-                throw UsageError(description: "status takes one directory, not \(parser.positionals.count)")
+            positionals = try spec.parse(arguments, into: &json)
+            guard positionals.count <= 1 else {
+                throw UsageError(description: "status takes one directory, not \(positionals.count)")
             }
         } catch {
             return fail("\(error)")
         }
-        let directory = parser.positionals.first ?? "archive"
+        let directory = positionals.first ?? "archive"
         guard let status = BundleStatus.read(directory: URL(fileURLWithPath: directory)) else {
             return fail("\(directory) holds no archiver bundle (no .archiver/ inside)")
         }

@@ -3,15 +3,21 @@ import Foundation
 
 /// `archiver verify DIR|FILE.tar.gz [--json]`: checks every done item against the manifest.
 enum VerifyCommand {
+    static let spec = CommandSpec<Bool>(
+        name: "verify", synopsis: "archiver verify DIR|FILE.tar.gz [--json]",
+        summary: """
+            Checks that every done item's file has the manifest's size and sha256 and is a sound PNG,
+            and that images/ holds nothing else; prints one line per problem and a summary.
+            """,
+        options: [.flag("--json", "print a report as JSON on stdout") { $0 = true }],
+        notes: "exit status: 0 all good, 1 problems found, 2 unusable input")
+
     static func main(_ arguments: [String]) -> Int32 {
         var json = false
-        var parser = Arguments(arguments)
+        let positionals: [String]
         do {
-            try parser.parse { name, _ in
-                guard name == "--json" else { throw unknownOption(name, command: "verify") }
-                json = true
-            }
-            guard parser.positionals.count == 1 else {
+            positionals = try spec.parse(arguments, into: &json)
+            guard positionals.count == 1 else {
                 throw UsageError(description: "verify takes one bundle directory or .tar.gz, e.g. 'archiver verify archive'")
             }
         } catch {
@@ -19,7 +25,7 @@ enum VerifyCommand {
         }
         let report: VerificationReport
         do {
-            report = try BundleVerifier().verify(URL(fileURLWithPath: parser.positionals[0]))
+            report = try BundleVerifier().verify(URL(fileURLWithPath: positionals[0]))
         } catch {
             return fail(error.description)
         }

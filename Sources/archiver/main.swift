@@ -4,25 +4,36 @@ import Foundation
 // A closed stderr or stdout pipe (`archiver run 2>&1 | head`) must not kill a run mid-write.
 signal(SIGPIPE, SIG_IGN)
 let arguments = Array(CommandLine.arguments.dropFirst())
+let names = commands.map(\.name).joined(separator: ", ")
 let status: Int32
 switch arguments.first {
-case _ where arguments.contains("--help") || arguments.contains("-h"):
-    print(usage)
-    status = 0
-case "run": status = RunCommand.main(Array(arguments.dropFirst()))
-case "status": status = StatusCommand.main(Array(arguments.dropFirst()))
-case "serve": status = ServeCommand.main(Array(arguments.dropFirst()))
-case "pack": status = PackCommand.main(Array(arguments.dropFirst()))
-case "verify": status = VerifyCommand.main(Array(arguments.dropFirst()))
-case "help":
-    print(usage)
-    status = 0
 case "--version":
     print("archiver \(ArchiverVersion.current)")
     status = 0
+case "help", "--help", "-h":
+    if arguments.first == "help", let name = arguments.dropFirst().first {
+        if let command = commands.first(where: { $0.name == name }) {
+            print(command.help)
+            status = 0
+        } else {
+            status = fail("unknown command '\(name)'; the commands are \(names)")
+        }
+    } else {
+        print(usage)
+        status = 0
+    }
+case let name? where commands.contains { $0.name == name }:
+    let command = commands.first { $0.name == name }!
+    let rest = Array(arguments.dropFirst())
+    if rest.contains("--help") || rest.contains("-h") {
+        print(command.help)
+        status = 0
+    } else {
+        status = command.main(rest)
+    }
 case nil:
     status = fail("no command given; see 'archiver --help'")
 case let other?:
-    status = fail("unknown command '\(other)'; the commands are run, serve, status, pack, verify (see 'archiver --help')")
+    status = fail("unknown command '\(other)'; the commands are \(names) (see 'archiver --help')")
 }
 exit(status)

@@ -124,3 +124,68 @@ final class CommandLineTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir.appendingPathComponent("b").path))
     }
 }
+
+/// The README's `archiver run` options table and `archiver run --help` come from one
+/// declaration; this holds them to each other, both ways: every option and its default.
+final class OptionsTableTests: XCTestCase {
+    /// Option name to default, from `| `--name VALUE` | default | meaning |` rows of the table
+    /// under `### `archiver run``.
+    private func readmeOptions() throws -> [String: String] {
+        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("README.md")
+        let text = try String(contentsOf: readme, encoding: .utf8)
+        let section = try XCTUnwrap(text.components(separatedBy: "### `archiver run`").dropFirst().first)
+        var options: [String: String] = [:]
+        for line in section.split(separator: "\n").prefix(while: { !$0.hasPrefix("#") }) where line.hasPrefix("| `--") {
+            let cells = line.replacingOccurrences(of: "\\|", with: "/").split(separator: "|")
+                .map { $0.trimmingCharacters(in: .whitespaces) }
+            let name = String(cells[0].dropFirst().prefix { $0 != " " && $0 != "`" })
+            options[name] = cells[1].replacingOccurrences(of: "`", with: "")
+        }
+        return options
+    }
+
+    /// Option name to default, from the help's option lines (no default shown: `none`, or `off`
+    /// for a flag).
+    private func helpOptions() throws -> [String: String] {
+        let result = try CommandRunner.run(["run", "--help"])
+        XCTAssertEqual(result.status, 0)
+        var options: [String: String] = [:]
+        for line in result.stdout.split(separator: "\n") where line.hasPrefix("  --") {
+            // The usage column ends at the first two spaces: `--out DIR`, `--quiet, -q`.
+            let usage = line.dropFirst(2).components(separatedBy: "  ")[0].components(separatedBy: ", ")[0]
+            let name = String(usage.prefix { $0 != " " })
+            let takesValue = usage.contains(" ")
+            if let range = line.range(of: "(default ", options: .backwards) {
+                options[name] = String(line[range.upperBound...].dropLast())
+            } else {
+                options[name] = takesValue ? "none" : "off"
+            }
+        }
+        return options
+    }
+
+    func testReadmeOptionsTableMatchesRunHelpBothWays() throws {
+        let readme = try readmeOptions(), help = try helpOptions()
+        XCTAssertGreaterThan(help.count, 15)
+        for (name, value) in help {
+            XCTAssertEqual(readme[name], value, "\(name): README says \(readme[name] ?? "nothing"), help says \(value)")
+        }
+        for name in readme.keys where help[name] == nil {
+            XCTFail("README lists \(name), which 'archiver run --help' does not")
+        }
+    }
+
+    func testEachCommandHasItsOwnHelp() throws {
+        for (command, option) in [("run", "--concurrency"), ("serve", "--port"), ("status", "--json"), ("pack", "--output"), ("verify", "--json")] {
+            for arguments in [[command, "--help"], ["help", command]] {
+                let result = try CommandRunner.run(arguments)
+                XCTAssertEqual(result.status, 0, "\(arguments)")
+                XCTAssertTrue(result.stdout.hasPrefix("usage: archiver \(command)"), "\(arguments): \(result.stdout)")
+                XCTAssertTrue(result.stdout.contains(option), "\(arguments)")
+            }
+        }
+        let run = try CommandRunner.run(["run", "--help"]).stdout
+        XCTAssertFalse(run.contains("--faults") || run.contains("--output"), "run's help shows run's options only")
+    }
+}
