@@ -38,6 +38,7 @@ enum RunCommand {
             case "--skip-failed": config.skipFailed = true
             case "--durable": config.durable = true
             case "--prune": config.prune = true
+            case "--recheck": config.recheck = true
             case "--quiet", "-q": options.quiet = true
             case "--json": options.json = true
             default: throw unknownOption(name, command: "run")

@@ -23,6 +23,7 @@ let usage = """
       --skip-failed          keep earlier failures instead of retrying them
       --durable              fsync every file and directory before recording it
       --prune                delete files of records no longer in the catalog
+      --recheck              hash every done file on resume, not just check size, inode, mtime
       --quiet                no progress on stderr
       --json                 print a machine-readable summary on stdout
 
