@@ -28,6 +28,13 @@ final class OpenDirectory {
         return (Int64(info.st_size), FileStamp(info))
     }
 
+    /// Whether `name` is there and a regular file (with its size); nil when nothing is there.
+    func kind(of name: String) -> (isRegular: Bool, size: Int64)? {
+        var info = stat()
+        guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+        return ((info.st_mode & S_IFMT) == S_IFREG, Int64(info.st_size))
+    }
+
     /// Opens the regular file `name` for reading, never through a link; -1 when it cannot.
     func openFile(_ name: String) -> Int32 {
         openat(descriptor, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
