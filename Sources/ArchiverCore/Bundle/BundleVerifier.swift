@@ -52,7 +52,8 @@ public struct BundleVerifier: Sendable {
         let reader = try TarballReader(path: tarball.path)
         var manifest: UnsafeMutablePointer<FILE>?
         defer { if let manifest { fclose(manifest) } }
-        var files: [String: FileFacts] = [:]
+        var files: [String: FileFacts.Packed] = [:]
+        var imageErrors: [String: ItemError] = [:]
         var strays: [String] = []
         while let entry = try reader.next(readingData: false) {
             let path = entry.path
@@ -63,12 +64,14 @@ public struct BundleVerifier: Sendable {
                 continue
             } else if path.hasPrefix(BundleLayout.imagesPath + "/"), !path.dropFirst(7).contains("/") {
                 guard entry.isRegularFile else {
-                    files[path] = FileFacts(isRegularFile: false)
+                    files[path] = FileFacts.Packed(FileFacts(isRegularFile: false))
                     continue
                 }
                 let builder = FileFacts.Builder(validator)
                 try reader.readData(builder.feed)
-                files[path] = builder.finish()
+                let facts = builder.finish()
+                files[path] = FileFacts.Packed(facts)
+                imageErrors[path] = facts.imageError
             } else {
                 strays.append(path)
             }
@@ -78,7 +81,7 @@ public struct BundleVerifier: Sendable {
         var tally = VerificationTally(source: tarball.path)
         try ManifestReader.read(descriptor: fileno(manifest), source: tarball.path) { item in
             guard let path = tally.count(item) else { return }
-            tally.check(item, path: path, facts: files[path])
+            tally.check(item, path: path, facts: files[path]?.unpacked(imageError: imageErrors[path]))
         }
         return tally.report(found: Array(files.keys), strays: strays)
     }
