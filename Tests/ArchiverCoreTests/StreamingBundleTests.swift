@@ -85,22 +85,3 @@ final class StreamingBundleTests: XCTestCase {
         }
     }
 }
-
-extension ArchiverRun {
-    /// Runs `/bin/sh -c script` with `arguments` as `$1...` (`$0` is `sh`).
-    static func run(shell script: String, _ arguments: [String]) throws -> ArchiverRun {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", script, "sh"] + arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return ArchiverRun(
-            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self))
-    }
-}
