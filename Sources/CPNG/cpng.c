@@ -1,4 +1,5 @@
 #include "cpng.h"
+#include "cpng_internal.h"
 
 #include <png.h>
 #include <zlib.h>
@@ -10,14 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Largest single chunk libpng may allocate for (iCCP, zTXt, unknown chunks...). */
-#define CPNG_CHUNK_MALLOC_MAX (8u * 1024u * 1024u)
-/* Most ancillary chunks (tEXt, sPLT, unknown) libpng keeps before giving up. */
-#define CPNG_CHUNK_CACHE_MAX 128u
-/* The PNG specification's limit on widths, heights and chunk lengths. */
-#define CPNG_PNG_MAX 0x7fffffffu
-
-static const uint8_t cpng_signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+const uint8_t cpng_signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 
 /* Memory the read callback serves bytes from. */
 typedef struct {
@@ -33,7 +27,7 @@ typedef struct {
     size_t cap;
 } cpng_buffer;
 
-static void cpng_fail(cpng_result *out, int code, const char *format, ...) {
+void cpng_fail(cpng_result *out, int code, const char *format, ...) {
     va_list args;
     out->code = code;
     va_start(args, format);
@@ -41,16 +35,16 @@ static void cpng_fail(cpng_result *out, int code, const char *format, ...) {
     va_end(args);
 }
 
-static uint32_t cpng_be32(const uint8_t *p) {
+uint32_t cpng_be32(const uint8_t *p) {
     return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3];
 }
 
-static int cpng_is_letter(uint8_t c) {
+int cpng_is_letter(uint8_t c) {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
 }
 
 /* Copies a chunk type into a printable, NUL-terminated name. */
-static void cpng_chunk_name(const uint8_t *type, char name[5]) {
+void cpng_chunk_name(const uint8_t *type, char name[5]) {
     for (int i = 0; i < 4; i++) {
         name[i] = cpng_is_letter(type[i]) ? (char)type[i] : '?';
     }
@@ -58,7 +52,7 @@ static void cpng_chunk_name(const uint8_t *type, char name[5]) {
 }
 
 /* libpng error callback: keeps the message (when there is a result to keep it in) and jumps. */
-static void cpng_error_fn(png_structp png, png_const_charp message) {
+void cpng_error_fn(png_structp png, png_const_charp message) {
     cpng_result *out = (cpng_result *)png_get_error_ptr(png);
     if (out != NULL) {
         snprintf(out->message, sizeof out->message, "%s", message != NULL ? message : "libpng error");
@@ -67,7 +61,7 @@ static void cpng_error_fn(png_structp png, png_const_charp message) {
 }
 
 /* libpng warning callback: warnings (odd but usable ancillary data) are not failures. */
-static void cpng_warning_fn(png_structp png, png_const_charp message) {
+void cpng_warning_fn(png_structp png, png_const_charp message) {
     (void)png;
     (void)message;
 }
@@ -106,27 +100,26 @@ static void cpng_flush_fn(png_structp png) {
     (void)png;
 }
 
-/* Explains why a body without the PNG signature is not a PNG. */
-static void cpng_describe_not_png(const uint8_t *data, size_t len, cpng_result *out) {
+void cpng_describe_not_png(const uint8_t *data, size_t avail, size_t len, cpng_result *out) {
     if (len == 0) {
         cpng_fail(out, CPNG_NOT_PNG, "empty body");
         return;
     }
     size_t skip = 0;
-    while (skip < len && skip < 64 && (data[skip] == ' ' || data[skip] == '\t' || data[skip] == '\r' ||
+    while (skip < avail && skip < 64 && (data[skip] == ' ' || data[skip] == '\t' || data[skip] == '\r' ||
                                        data[skip] == '\n' || data[skip] == 0xef || data[skip] == 0xbb ||
                                        data[skip] == 0xbf)) {
         skip++;
     }
-    if (skip < len && data[skip] == '<') {
+    if (skip < avail && data[skip] == '<') {
         cpng_fail(out, CPNG_NOT_PNG, "body looks like HTML or XML (%zu bytes)", len);
-    } else if (len >= 3 && data[0] == 0xff && data[1] == 0xd8 && data[2] == 0xff) {
+    } else if (avail >= 3 && data[0] == 0xff && data[1] == 0xd8 && data[2] == 0xff) {
         cpng_fail(out, CPNG_NOT_PNG, "body is a JPEG (%zu bytes)", len);
-    } else if (len >= 4 && memcmp(data, "GIF8", 4) == 0) {
+    } else if (avail >= 4 && memcmp(data, "GIF8", 4) == 0) {
         cpng_fail(out, CPNG_NOT_PNG, "body is a GIF (%zu bytes)", len);
-    } else if (len >= 12 && memcmp(data, "RIFF", 4) == 0 && memcmp(data + 8, "WEBP", 4) == 0) {
+    } else if (avail >= 12 && memcmp(data, "RIFF", 4) == 0 && memcmp(data + 8, "WEBP", 4) == 0) {
         cpng_fail(out, CPNG_NOT_PNG, "body is a WebP (%zu bytes)", len);
-    } else if (skip < len && (data[skip] == '{' || data[skip] == '[')) {
+    } else if (skip < avail && (data[skip] == '{' || data[skip] == '[')) {
         cpng_fail(out, CPNG_NOT_PNG, "body looks like JSON (%zu bytes)", len);
     } else {
         cpng_fail(out, CPNG_NOT_PNG, "no PNG signature (%zu bytes)", len);
@@ -297,12 +290,12 @@ void cpng_check(const uint8_t *data, size_t len, int full_decode, uint32_t max_d
         max_dimension = CPNG_PNG_MAX;
     }
     if (data == NULL || len == 0) {
-        cpng_describe_not_png(data, 0, out);
+        cpng_describe_not_png(data, 0, 0, out);
         return;
     }
     size_t prefix = len < 8 ? len : 8;
     if (memcmp(data, cpng_signature, prefix) != 0) {
-        cpng_describe_not_png(data, len, out);
+        cpng_describe_not_png(data, len, len, out);
         return;
     }
     if (len < 8) {

@@ -56,6 +56,9 @@ enum RunCommand {
             .flag("--skip-failed", "keep earlier failures instead of retrying them") { $0.configuration.skipFailed = true },
             .flag("--durable", "fsync every file and directory before recording it") { $0.configuration.durable = true },
             .flag("--prune", "delete files of records no longer in the catalog") { $0.configuration.prune = true },
+            .flag("--recheck", "hash every done file on resume, not just check size, inode, mtime") {
+                $0.configuration.recheck = true
+            },
             .flag("--quiet", alias: "-q", "no progress on stderr") { $0.quiet = true },
             .flag("--json", "print a machine-readable summary on stdout") { $0.json = true },
         ],

@@ -64,30 +64,24 @@ extension BundleLayout {
         }
     }
 
-    /// Reads and decodes `manifest.json`, or says why it cannot.
-    func readManifest() throws(BundleError) -> Manifest {
+    /// Throws unless `root` is a directory holding a `manifest.json` file.
+    func requireManifest() throws(BundleError) {
         guard case .directory = Self.fileKind(atPath: root.path) else { throw .notFound(root.path) }
         guard case .regular = Self.fileKind(atPath: manifest.path) else { throw .noManifest(root.path) }
-        let data: Data
-        do {
-            data = try Data(contentsOf: manifest)
-        } catch {
-            throw .unreadableManifest(path: root.path, reason: error.localizedDescription)
-        }
-        return try Self.decodeManifest(data, in: root.path)
     }
 
-    /// Decodes manifest bytes, naming `source` in the error.
-    static func decodeManifest(_ data: Data, in source: String) throws(BundleError) -> Manifest {
-        do {
-            return try JSONDecoder().decode(Manifest.self, from: data)
-        } catch {
-            throw .unreadableManifest(path: source, reason: "not a valid manifest.json: \(summary(of: error))")
-        }
+    /// Streams `manifest.json`'s items to `item` (see `ManifestReader`), or says why it cannot.
+    @discardableResult
+    func readManifest(item: (Manifest.Item) throws(BundleError) -> Void = { _ in }) throws(BundleError) -> ManifestReader.Header {
+        try requireManifest()
+        let fd = openInBundle(manifest.path, O_RDONLY)
+        guard fd >= 0 else { throw .unreadableManifest(path: root.path, reason: openInBundleFailure()) }
+        defer { close(fd) }
+        return try ManifestReader.read(descriptor: fd, source: root.path, item: item)
     }
 
     /// A one-line account of a JSON decoding failure, with the coding path.
-    private static func summary(of error: any Error) -> String {
+    static func summary(of error: any Error) -> String {
         guard let error = error as? DecodingError else { return "\(error)" }
         let context: DecodingError.Context
         switch error {

@@ -26,7 +26,7 @@ public struct BundlePacker: Sendable {
     /// The paths the tarball of `directory` holds, in order (directories end in `/`).
     public func entries(of directory: URL) throws(BundleError) -> [String] {
         let layout = BundleLayout(root: directory)
-        _ = try layout.readManifest()
+        try layout.readManifest()
         var paths = [BundleLayout.manifestPath]
         if case .regular = BundleLayout.fileKind(atPath: layout.gallery.path) {
             paths.append(BundleLayout.galleryPath)
@@ -55,33 +55,41 @@ public struct BundlePacker: Sendable {
                 if path.hasSuffix("/") {
                     try writer.addDirectory(path)
                 } else {
-                    let file = directory.appendingPathComponent(path)
-                    let data: Data
-                    do {
-                        data = try Data(contentsOf: file)
-                    } catch {
-                        throw BundleError.unreadableFile(path: file.path, reason: error.localizedDescription)
+                    let file = directory.appendingPathComponent(path).path
+                    let fd = openInBundle(file, O_RDONLY)
+                    var info = stat()
+                    guard fd >= 0, fstat(fd, &info) == 0 else {
+                        if fd >= 0 { close(fd) }
+                        throw BundleError.unreadableFile(path: file, reason: openInBundleFailure())
                     }
-                    try writer.addFile(path, data: data)
+                    defer { close(fd) }
+                    try writer.addFile(path, size: Int64(info.st_size), from: fd)
                 }
             }
             try writer.close()
-            let packed: Data
-            do {
-                packed = try Data(contentsOf: temporary, options: .alwaysMapped)
-            } catch {
-                throw BundleError.unreadableFile(path: temporary.path, reason: error.localizedDescription)
-            }
+            let (bytes, sha256) = try Self.digest(of: temporary.path)
             guard rename(temporary.path, output.path) == 0 else {
                 throw BundleError.cannotWrite(path: output.path, reason: errnoText())
             }
             return Result(
                 output: output, entries: paths.count,
                 images: paths.filter { $0.hasPrefix("images/") && !$0.hasSuffix("/") }.count,
-                bytes: Int64(packed.count), sha256: SHA256.hex(packed))
+                bytes: bytes, sha256: sha256)
         } catch {
             unlink(temporary.path)
             throw error
+        }
+    }
+
+    /// The size and sha256 of the file at `path`, read a piece at a time.
+    private static func digest(of path: String) throws(BundleError) -> (Int64, String) {
+        let fd = openInBundle(path, O_RDONLY)
+        guard fd >= 0 else { throw .unreadableFile(path: path, reason: errnoText()) }
+        defer { close(fd) }
+        let hasher = SHA256Hasher()
+        switch FileChunks.read(fd, hasher.update) {
+        case .success(let bytes): return (bytes, hasher.finish())
+        case .failure(let error): throw .unreadableFile(path: path, reason: error.reason)
         }
     }
 }

@@ -1,23 +1,22 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 
 /// Checks a bundle directory or a packed tarball against its manifest: every done item's file
 /// exists with the recorded size and sha256 and passes the PNG check; files in `images/` that
 /// the manifest does not list are unexpected. Failed and pending items are only counted.
+///
+/// Everything streams: the manifest is read an item at a time (`ManifestReader`) and every file
+/// a piece at a time (`FileFacts`), so memory does not grow with the bundle's files or their
+/// sizes. In a directory a done item's file is checked as its item is read, and one whose size
+/// is not the manifest's is not read at all; in a tarball, where `images/` comes before
+/// `manifest.json`, each file's facts (not its bytes) are kept until the manifest is read.
 public struct BundleVerifier: Sendable {
     public let validator: PNGValidator
 
     public init(validator: PNGValidator = PNGValidator()) {
         self.validator = validator
-    }
-
-    /// What is known about one file in the bundle, gathered before the manifest is at hand
-    /// (in a tarball, `images/` comes before `manifest.json`).
-    struct FileFacts: Sendable, Equatable {
-        var isRegularFile = true
-        var bytes: Int64 = 0
-        var sha256 = ""
-        var image: ImageInfo?
-        var imageError: ItemError?
     }
 
     /// Verifies a directory, or a tarball when `url` is a file.
@@ -32,113 +31,83 @@ public struct BundleVerifier: Sendable {
     /// Verifies the bundle directory `root`, ignoring `.archiver/` and dot files in `images/`.
     public func verifyDirectory(_ root: URL) throws(BundleError) -> VerificationReport {
         let layout = BundleLayout(root: root)
-        let manifest = try layout.readManifest()
-        var files: [String: FileFacts] = [:]
-        for name in try layout.imageNames() {
-            let file = layout.images.appendingPathComponent(name)
-            let path = BundleLayout.imagesPath + "/" + name
-            guard case .regular = BundleLayout.fileKind(atPath: file.path) else {
-                files[path] = FileFacts(isRegularFile: false)
-                continue
+        try layout.requireManifest()
+        let names = try layout.imageNames()
+        let images = OpenDirectory(path: layout.images.path)
+        var tally = VerificationTally(source: root.path)
+        try layout.readManifest { item throws(BundleError) in
+            guard let path = tally.count(item) else { return }
+            var facts: FileFacts?
+            if let images, let name = Self.imageName(path) {
+                facts = try FileFacts.read(name, in: images, limit: item.bytes, validator: validator)
             }
-            do {
-                files[path] = facts(about: try Data(contentsOf: file))
-            } catch {
-                throw .unreadableFile(path: file.path, reason: error.localizedDescription)
-            }
+            tally.check(item, path: path, facts: facts)
         }
-        return Self.compare(manifest, files: files, strays: [], source: root.path)
+        return tally.report(found: names.map { BundleLayout.imagesPath + "/" + $0 }, strays: [])
     }
 
-    /// Verifies a tarball made by `pack`, streaming its entries in memory.
+    /// Verifies a tarball made by `pack`, streaming its entries; the manifest is spooled to an
+    /// unnamed temporary file and read back as a stream.
     public func verifyTarball(_ tarball: URL) throws(BundleError) -> VerificationReport {
         let reader = try TarballReader(path: tarball.path)
-        var manifestData: Data?
-        var files: [String: FileFacts] = [:]
+        var manifest: UnsafeMutablePointer<FILE>?
+        defer { if let manifest { fclose(manifest) } }
+        var files: [String: FileFacts.Packed] = [:]
+        var imageErrors: [String: ItemError] = [:]
         var strays: [String] = []
-        while let entry = try reader.next() {
+        while let entry = try reader.next(readingData: false) {
             let path = entry.path
             if path == BundleLayout.manifestPath, entry.isRegularFile {
-                manifestData = entry.data
+                if let manifest { fclose(manifest) }
+                manifest = try spool(reader, tarball: tarball.path)
             } else if path == BundleLayout.galleryPath || (entry.isDirectory && Self.isImagesDirectory(path)) {
                 continue
             } else if path.hasPrefix(BundleLayout.imagesPath + "/"), !path.dropFirst(7).contains("/") {
-                files[path] = entry.isRegularFile ? facts(about: entry.data) : FileFacts(isRegularFile: false)
+                guard entry.isRegularFile else {
+                    files[path] = FileFacts.Packed(FileFacts(isRegularFile: false))
+                    continue
+                }
+                let builder = FileFacts.Builder(validator)
+                try reader.readData(builder.feed)
+                let facts = builder.finish()
+                files[path] = FileFacts.Packed(facts)
+                imageErrors[path] = facts.imageError
             } else {
                 strays.append(path)
             }
         }
-        guard let manifestData else { throw .noManifest(tarball.path) }
-        let manifest = try BundleLayout.decodeManifest(manifestData, in: tarball.path)
-        return Self.compare(manifest, files: files, strays: strays, source: tarball.path)
+        guard let manifest else { throw .noManifest(tarball.path) }
+        rewind(manifest)
+        var tally = VerificationTally(source: tarball.path)
+        try ManifestReader.read(descriptor: fileno(manifest), source: tarball.path) { item in
+            guard let path = tally.count(item) else { return }
+            tally.check(item, path: path, facts: files[path]?.unpacked(imageError: imageErrors[path]))
+        }
+        return tally.report(found: Array(files.keys), strays: strays)
+    }
+
+    /// Copies the current entry's data to an unnamed temporary file.
+    private func spool(_ reader: TarballReader, tarball: String) throws(BundleError) -> UnsafeMutablePointer<FILE> {
+        guard let file = tmpfile() else { throw .unreadableTarball(path: tarball, reason: "no temporary file: \(errnoText())") }
+        var failure: String?
+        try reader.readData { piece in
+            if failure == nil { failure = writeAll(fileno(file), piece, path: "a temporary file") }
+        }
+        if let failure {
+            fclose(file)
+            throw .unreadableTarball(path: tarball, reason: failure)
+        }
+        return file
+    }
+
+    /// The file name of a manifest path inside `images/`, or nil for any other path.
+    static func imageName(_ path: String) -> String? {
+        guard path.hasPrefix(BundleLayout.imagesPath + "/") else { return nil }
+        let name = String(path.dropFirst(BundleLayout.imagesPath.count + 1))
+        return BundleLayout.isBundleFileName(name) && !name.contains("/") ? name : nil
     }
 
     private static func isImagesDirectory(_ path: String) -> Bool {
         path == BundleLayout.imagesPath || path == BundleLayout.imagesPath + "/"
-    }
-
-    func facts(about data: Data) -> FileFacts {
-        var facts = FileFacts(bytes: Int64(data.count), sha256: SHA256.hex(data))
-        do {
-            facts.image = try validator.validate(data)
-        } catch {
-            facts.imageError = error
-        }
-        return facts
-    }
-
-    /// Matches the manifest's items against the files found; pure, so it is tested directly.
-    static func compare(
-        _ manifest: Manifest, files: [String: FileFacts], strays: [String], source: String
-    ) -> VerificationReport {
-        var report = VerificationReport(
-            source: source, items: manifest.items.count, done: 0, verified: 0, failed: 0, pending: 0, problems: [])
-        var listed = Set<String>()
-        for item in manifest.items {
-            let path = item.path ?? KeyedStore.relativePath(for: item.id)
-            switch item.status {
-            case .failed: report.failed += 1
-            case .pending: report.pending += 1
-            case .done:
-                report.done += 1
-                listed.insert(path)
-                if let problem = problem(with: item, path: path, facts: files[path]) {
-                    report.problems.append(problem)
-                } else {
-                    report.verified += 1
-                }
-            }
-        }
-        let unexpected = files.keys.filter { !listed.contains($0) } + strays
-        for path in unexpected.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-            report.problems.append(.init(id: nil, path: path, kind: .unexpected, detail: "unexpected file"))
-        }
-        return report
-    }
-
-    private static func problem(
-        with item: Manifest.Item, path: String, facts: FileFacts?
-    ) -> VerificationReport.Problem? {
-        func problem(_ kind: VerificationReport.Problem.Kind, _ detail: String) -> VerificationReport.Problem {
-            .init(id: item.id, path: path, kind: kind, detail: detail)
-        }
-        guard let facts else { return problem(.missing, "missing") }
-        guard facts.isRegularFile else { return problem(.notRegularFile, "not a regular file") }
-        if let bytes = item.bytes, bytes != facts.bytes {
-            return problem(.sizeMismatch, "size mismatch: \(facts.bytes) bytes, manifest says \(bytes)")
-        }
-        if let sha256 = item.sha256, sha256 != facts.sha256 {
-            return problem(.sha256Mismatch, "sha256 mismatch")
-        }
-        if let error = facts.imageError {
-            return problem(.invalidPNG, error.description)
-        }
-        if let image = facts.image, let width = item.width, let height = item.height,
-            image.width != width || image.height != height
-        {
-            return problem(
-                .dimensionsMismatch, "dimensions \(image.width)x\(image.height), manifest says \(width)x\(height)")
-        }
-        return nil
     }
 }

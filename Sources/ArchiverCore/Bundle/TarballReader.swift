@@ -38,8 +38,9 @@ final class TarballReader {
         archive_read_free(archive)
     }
 
-    /// The next entry with its whole data, or nil at the end of the archive.
-    func next() throws(BundleError) -> Entry? {
+    /// The next entry, with its whole data unless `readingData` is false (then `readData(_:)`
+    /// streams it), or nil at the end of the archive.
+    func next(readingData: Bool = true) throws(BundleError) -> Entry? {
         var header: OpaquePointer?
         let status = archive_read_next_header(archive, &header)
         if status == ARCHIVE_EOF { return nil }
@@ -56,24 +57,25 @@ final class TarballReader {
             path: name, isRegularFile: type == UInt32(Glibc.S_IFREG), isDirectory: type == UInt32(Glibc.S_IFDIR),
             permissions: UInt32(archive_entry_perm(header)), modificationTime: Int64(archive_entry_mtime(header)),
             owner: "\(archive_entry_uid(header)):\(archive_entry_gid(header)) \(uname):\(gname)", data: Data())
-        if entry.isRegularFile {
-            entry.data = try readData(size: archive_entry_size_is_set(header) != 0 ? archive_entry_size(header) : 0)
+        if entry.isRegularFile, readingData {
+            var data = Data()
+            try readData { data.append(contentsOf: $0) }
+            entry.data = data
         }
         return entry
     }
 
-    private func readData(size: Int64) throws(BundleError) -> Data {
-        var data = Data(capacity: Int(clamping: min(max(size, 0), 1 << 26)))
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    /// Hands `body` the current entry's data a piece at a time (64 KiB at most).
+    func readData(_ body: (UnsafeRawBufferPointer) -> Void) throws(BundleError) {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
+        defer { buffer.deallocate() }
         while true {
-            let count = buffer.withUnsafeMutableBytes { raw in
-                archive_read_data(archive, raw.baseAddress, raw.count)
-            }
-            if count == 0 { return data }
+            let count = archive_read_data(archive, buffer.baseAddress, buffer.count)
+            if count == 0 { return }
             guard count > 0 else {
                 throw .unreadableTarball(path: path, reason: TarballReader.message(archive))
             }
-            data.append(contentsOf: buffer[..<count])
+            body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
         }
     }
 

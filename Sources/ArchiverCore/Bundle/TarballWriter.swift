@@ -50,6 +50,25 @@ final class TarballWriter {
         }
     }
 
+    /// Adds a regular file entry (mode 0644) of `size` bytes read from `fd` a piece at a time;
+    /// a file that is not `size` bytes long by the time it is read fails (its header is written).
+    func addFile(_ name: String, size: Int64, from fd: Int32) throws(BundleError) {
+        try writeHeader(name, type: UInt32(Glibc.S_IFREG), permissions: 0o644, size: size)
+        var failure: String?
+        let read = FileChunks.read(fd, limit: size) { piece in
+            guard failure == nil else { return }
+            let written = archive_write_data(archive, piece.baseAddress, piece.count)
+            if written != piece.count { failure = "\(name): \(Self.message(archive))" }
+        }
+        switch read {
+        case .failure(let error): throw .unreadableFile(path: name, reason: error.reason)
+        case .success(let count) where count != size:
+            throw .unreadableFile(path: name, reason: "changed while it was packed (\(count) bytes, expected \(size))")
+        case .success: break
+        }
+        if let failure { throw .cannotWrite(path: path, reason: failure) }
+    }
+
     /// Writes the end of the archive and flushes the gzip stream.
     func close() throws(BundleError) {
         guard archive_write_close(archive) == ARCHIVE_OK else {

@@ -35,6 +35,8 @@ public struct RunConfiguration: Sendable {
     public var durable = false
     /// Delete files of records no longer in the catalog.
     public var prune = false
+    /// Hash every journaled done file on resume (`--recheck`), not just compare its size, inode and mtime.
+    public var recheck = false
     /// Largest image width or height accepted.
     public var maxDimension: Int = 16384
 

@@ -17,10 +17,12 @@ public struct ItemRecord: Sendable, Equatable {
     public var height: Int = 0
     public var attempts: Int = 0
     public var error: RecordedError?
+    /// The done file's inode and mtime when it was written; nil in lines of older versions.
+    public var file: FileStamp?
 
     public init(
         id: Int, url: String, source: String, status: Status, bytes: Int64 = 0, sha256: String = "",
-        width: Int = 0, height: Int = 0, attempts: Int = 0, error: RecordedError? = nil
+        width: Int = 0, height: Int = 0, attempts: Int = 0, error: RecordedError? = nil, file: FileStamp? = nil
     ) {
         self.id = id
         self.url = url
@@ -32,6 +34,7 @@ public struct ItemRecord: Sendable, Equatable {
         self.height = height
         self.attempts = attempts
         self.error = error
+        self.file = file
     }
 }
 

@@ -4,9 +4,16 @@ import Glibc
 
 /// The journal's line format: tab-separated fields, one record per line, escaped so that a
 /// field can never contain a tab or a newline. Cheap to write with one `write` and to replay
-/// a million of (no JSON parsing).
+/// a million of (no JSON parsing). The inode and mtime of a done file came in later: a line
+/// without them is still read (its file is then checked by size alone).
 ///
-///     done    <id> <url> <source> <bytes> <sha256> <width> <height> <attempts>
+/// Fields are escaped and compared as bytes, never as Characters: a tab followed by a combining
+/// mark is one Character but must still be escaped, and two spellings Unicode calls equal are
+/// different URLs. A field that cannot be what the archiver wrote (a sha256 that is not 64 hex
+/// digits, a width of 0, a negative size) makes the line unreadable, so its record is fetched
+/// again rather than trusted.
+///
+///     done    <id> <url> <source> <bytes> <sha256> <width> <height> <attempts> [<inode> <mtime-ns>]
 ///     failed  <id> <url> <source> <attempts> <kind> <status or -> <message>
 ///     pending <id> <url> <source>        (an earlier line no longer holds: fetch again)
 enum JournalLine {
@@ -32,6 +39,11 @@ enum JournalLine {
             field(record.width, &bytes)
             field(record.height, &bytes)
             field(record.attempts, &bytes)
+            if let file = record.file {
+                bytes.append(0x09)
+                bytes.appendDecimal(file.inode)
+                field(Int(file.modified), &bytes)
+            }
         case .failed:
             let error = record.error ?? RecordedError(kind: "io", message: "unknown")
             field(record.attempts, &bytes)
@@ -68,13 +80,21 @@ enum JournalLine {
             let urlField = cursor.next(), let sourceField = cursor.next()
         else { return nil }
         if kind.elementsEqual("done".utf8) {
-            guard let bytes = cursor.next().flatMap(integer), let sha = cursor.next(),
-                let width = cursor.next().flatMap(integer), let height = cursor.next().flatMap(integer),
-                let attempts = cursor.next().flatMap(integer), cursor.atEnd
+            guard let bytes = cursor.next().flatMap(integer), bytes >= 0, let sha = cursor.next(), isDigest(sha),
+                let width = cursor.next().flatMap(integer), dimensions.contains(width),
+                let height = cursor.next().flatMap(integer), dimensions.contains(height),
+                let attempts = cursor.next().flatMap(integer), attempts >= 0
             else { return nil }
+            var file: FileStamp?
+            if !cursor.atEnd {
+                guard let inode = cursor.next().flatMap(unsigned), let modified = cursor.next().flatMap(integer),
+                    cursor.atEnd
+                else { return nil }
+                file = FileStamp(inode: inode, modified: Int64(modified))
+            }
             return ItemRecord(
                 id: id, url: text(urlField), source: text(sourceField), status: .done, bytes: Int64(bytes),
-                sha256: text(sha), width: width, height: height, attempts: attempts)
+                sha256: text(sha), width: width, height: height, attempts: attempts, file: file)
         }
         if kind.elementsEqual("pending".utf8) {
             guard cursor.atEnd else { return nil }
@@ -127,59 +147,82 @@ enum JournalLine {
         }
     }
 
-    private static func integer(_ field: UnsafeBufferPointer<UInt8>) -> Int? {
-        guard !field.isEmpty, field.count <= 18 else { return nil }
-        var negative = false
-        var value = 0
-        for (index, byte) in field.enumerated() {
-            if index == 0, byte == 0x2D, field.count > 1 {
-                negative = true
-                continue
-            }
+    /// Widths and heights a PNG can have and the ledger can hold.
+    private static let dimensions = 1...Int(Int32.max)
+
+    /// A decimal integer in Int's whole range (`-` for negatives); nil for anything else,
+    /// including a value that overflows.
+    static func integer(_ field: UnsafeBufferPointer<UInt8>) -> Int? {
+        let negative = field.first == 0x2D
+        let digits = UnsafeBufferPointer(rebasing: field[(negative ? 1 : 0)...])
+        guard let magnitude = unsigned(digits) else { return nil }
+        if negative { return magnitude <= UInt64(Int.max) + 1 ? Int(truncatingIfNeeded: 0 &- magnitude) : nil }
+        return magnitude <= UInt64(Int.max) ? Int(magnitude) : nil
+    }
+
+    /// An unsigned decimal integer that fits in 64 bits, or nil.
+    private static func unsigned(_ field: UnsafeBufferPointer<UInt8>) -> UInt64? {
+        guard !field.isEmpty else { return nil }
+        var value: UInt64 = 0
+        for byte in field {
             guard byte >= 0x30, byte <= 0x39 else { return nil }
-            value = value * 10 + Int(byte - 0x30)
+            let (times10, over1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, over2) = times10.addingReportingOverflow(UInt64(byte - 0x30))
+            guard !over1, !over2 else { return nil }
+            value = sum
         }
-        return negative ? -value : value
+        return value
+    }
+
+    /// Whether a field is a sha256 as the archiver writes it: 64 lowercase hex digits.
+    private static func isDigest(_ field: UnsafeBufferPointer<UInt8>) -> Bool {
+        field.count == 64 && field.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
     private static func text(_ field: UnsafeBufferPointer<UInt8>) -> String {
-        let raw = String(decoding: field, as: UTF8.self)
-        return field.contains(0x5C) ? unescape(raw) : raw
+        field.contains(0x5C) ? String(decoding: unescape(field), as: UTF8.self) : String(decoding: field, as: UTF8.self)
     }
 
+    /// `text` with backslash, tab, newline and carriage return escaped, byte by byte.
     static func escape(_ text: String) -> String {
         guard text.utf8.contains(where: { $0 == 0x09 || $0 == 0x0a || $0 == 0x0d || $0 == 0x5c }) else { return text }
-        var out = ""
-        for character in text {
-            switch character {
-            case "\\": out += "\\\\"
-            case "\t": out += "\\t"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\r\n": out += "\\r\\n"
-            default: out.append(character)
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count + 8)
+        for byte in text.utf8 {
+            switch byte {
+            case 0x5C: out += [0x5C, 0x5C]
+            case 0x09: out += [0x5C, 0x74]
+            case 0x0A: out += [0x5C, 0x6E]
+            case 0x0D: out += [0x5C, 0x72]
+            default: out.append(byte)
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
+    /// Undoes `escape`, byte by byte.
     static func unescape<S: StringProtocol>(_ text: S) -> String {
-        guard text.contains("\\") else { return String(text) }
-        var out = ""
+        var text = String(text)
+        return text.withUTF8 { String(decoding: unescape($0), as: UTF8.self) }
+    }
+
+    private static func unescape(_ field: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(field.count)
         var escaping = false
-        for character in text {
+        for byte in field {
             if escaping {
-                switch character {
-                case "t": out += "\t"
-                case "n": out += "\n"
-                case "r": out += "\r"
-                default: out.append(character)
+                switch byte {
+                case 0x74: out.append(0x09)
+                case 0x6E: out.append(0x0A)
+                case 0x72: out.append(0x0D)
+                default: out.append(byte)
                 }
                 escaping = false
-            } else if character == "\\" {
+            } else if byte == 0x5C {
                 escaping = true
             } else {
-                out.append(character)
+                out.append(byte)
             }
         }
         return out

@@ -106,10 +106,10 @@ public final class Archiver: Sendable {
         let store = KeyedStore(directory: layout.images, fileSystem: fileSystem, durable: config.durable)
         do { try store.prepare() } catch { throw .io(error.description) }
         let previous = JournalIndex(path: layout.journal.path)
-        let images = OpenDirectory(path: layout.images.path)
+        let check = ResumeCheck(images: OpenDirectory(path: layout.images.path), recheck: config.recheck)
         let plan = Plan(
             catalog: catalog, field: config.field, mirrors: config.mirrors, journal: previous,
-            skipFailed: config.skipFailed) { images?.size(of: KeyedStore.fileName(for: $0)) }
+            skipFailed: config.skipFailed, intact: check.isIntact)
         if !previous.isEmpty {
             let failed = config.skipFailed
                 ? "\(plan.keptCount - plan.keptDone) failed (kept: --skip-failed)"

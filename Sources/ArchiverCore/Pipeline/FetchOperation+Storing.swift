@@ -22,13 +22,13 @@ extension FetchOperation {
         var written: Int64 = 0
         for target in job.targets {
             do {
-                try writer.files.write(data, id: target.id)
+                let stamp = try writer.files.write(data, id: target.id)
                 written += Int64(data.count)
                 records.append(
                     ItemRecord(
                         id: target.id, url: target.url, source: job.address, status: .done,
                         bytes: Int64(data.count), sha256: facts.sha256, width: facts.info.width,
-                        height: facts.info.height, attempts: attempts))
+                        height: facts.info.height, attempts: attempts, file: stamp))
             } catch {
                 records.append(failure(job, error, target: target, attempts: attempts))
             }

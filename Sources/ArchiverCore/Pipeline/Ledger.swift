@@ -14,7 +14,7 @@ public struct Progress: Sendable, Equatable {
 
 /// Every record's outcome, by catalog position, collected as items finish; thread-safe.
 ///
-/// An outcome is kept in 56 bytes (the digest as bytes, sizes as integers); the strings of an
+/// An outcome is kept in 72 bytes (the digest as bytes, sizes and the file's stamp as integers); the strings of an
 /// `ItemRecord` are made again when asked for: the URL from the catalog, the fetched URL from
 /// `--mirror`, the error from a side table (failures are few). Outcomes carried over from
 /// earlier runs stay in the journal index and are decoded when asked for.
@@ -27,6 +27,9 @@ final class Ledger: Sendable {
         var height: Int32 = 0
         var attempts: Int32 = 0
         var code = Code.none
+        /// The file's inode and mtime (`FileStamp`); inode 0 for none.
+        var inode: UInt64 = 0
+        var modified: Int64 = 0
     }
 
     private struct State {
@@ -68,6 +71,8 @@ final class Ledger: Sendable {
                 outcome.width = Int32(clamping: record.width)
                 outcome.height = Int32(clamping: record.height)
                 outcome.attempts = Int32(clamping: record.attempts)
+                outcome.inode = record.file?.inode ?? 0
+                outcome.modified = record.file?.modified ?? 0
                 state.outcomes[position] = outcome
                 state.errors[key] = record.status == .failed ? record.error : nil
                 state.sources[key] = mirrors.resolves(record.url, to: record.source) ? nil : record.source
@@ -133,13 +138,14 @@ final class Ledger: Sendable {
         case .none:
             return nil
         case .kept:
-            return previous.record(for: record.id).flatMap { $0.url == url ? $0 : nil }
+            return previous.record(for: record.id).flatMap { $0.url.utf8.elementsEqual(url.utf8) ? $0 : nil }
         case .done, .failed:
             return ItemRecord(
                 id: record.id, url: url, source: source ?? mirrors.resolve(url),
                 status: outcome.code == .done ? .done : .failed, bytes: outcome.bytes,
                 sha256: outcome.code == .done ? Self.hex(outcome.digest) : "", width: Int(outcome.width),
-                height: Int(outcome.height), attempts: Int(outcome.attempts), error: error)
+                height: Int(outcome.height), attempts: Int(outcome.attempts), error: error,
+                file: outcome.inode == 0 ? nil : FileStamp(inode: outcome.inode, modified: outcome.modified))
         }
     }
 

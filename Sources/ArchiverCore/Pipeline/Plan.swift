@@ -56,10 +56,10 @@ public struct Plan: Sendable {
     public var jobCount: Int { jobs.count }
 
     /// Groups records by the URL to fetch (so each distinct URL is requested once) and skips
-    /// records whose journaled file is still there with the recorded size.
-    public init(
+    /// records journaled done whose file `intact` vouches for (see `ResumeCheck`).
+    init(
         catalog: Catalog, field: ImageField, mirrors: MirrorMap, journal: JournalIndex,
-        skipFailed: Bool, fileSize: (Int) -> Int64?
+        skipFailed: Bool, intact: (ItemRecord) -> Bool
     ) {
         self.field = field
         self.mirrors = mirrors
@@ -76,11 +76,12 @@ public struct Plan: Sendable {
             let record = records.record(position, fields: .image(field))
             let url = record.url(for: field)
             if !journal.isEmpty, let previous = journal.record(for: record.id) {
-                if previous.url != url, previous.status == .done {
+                let sameURL = previous.url.utf8.elementsEqual(url.utf8)
+                if !sameURL, previous.status == .done {
                     invalidated.append(ItemRecord(id: record.id, url: previous.url, source: previous.source, status: .pending))
                 }
-                if previous.url == url {
-                    if previous.status == .done, fileSize(record.id) == previous.bytes {
+                if sameURL {
+                    if previous.status == .done, intact(previous) {
                         kept.append(Int32(position))
                         keptDone += 1
                         continue

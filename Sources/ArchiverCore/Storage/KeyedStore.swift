@@ -52,8 +52,11 @@ public struct KeyedStore: Sendable {
     }
 
     /// Writes `data` as the file for `id`, atomically; with `durable`, fsynced before it is named.
-    public func write(_ data: Data, id: Int) throws(ItemError) {
+    /// Returns the file's stamp, which its journal line records.
+    @discardableResult
+    public func write(_ data: Data, id: Int) throws(ItemError) -> FileStamp? {
         try fileSystem.writeAtomically(data, directory: directoryPath, name: Self.fileName(for: id), sync: durable)
+        return FileStamp.of(path: path(for: id))
     }
 
     /// Flushes the directory entries so renamed files survive power loss (`--durable`).

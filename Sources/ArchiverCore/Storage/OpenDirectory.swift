@@ -18,9 +18,26 @@ final class OpenDirectory {
 
     /// The size of the regular file `name`, or nil when there is none (a symbolic link is none).
     func size(of name: String) -> Int64? {
+        facts(of: name)?.size
+    }
+
+    /// The size and stamp of the regular file `name`, or nil when there is none.
+    func facts(of name: String) -> (size: Int64, stamp: FileStamp)? {
         var info = stat()
         guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return Int64(info.st_size)
+        return (Int64(info.st_size), FileStamp(info))
+    }
+
+    /// Whether `name` is there and a regular file (with its size); nil when nothing is there.
+    func kind(of name: String) -> (isRegular: Bool, size: Int64)? {
+        var info = stat()
+        guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+        return ((info.st_mode & S_IFMT) == S_IFREG, Int64(info.st_size))
+    }
+
+    /// Opens the regular file `name` for reading, never through a link; -1 when it cannot.
+    func openFile(_ name: String) -> Int32 {
+        openat(descriptor, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
     }
 
     /// The total size of the regular files in the directory.

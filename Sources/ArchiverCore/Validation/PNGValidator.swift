@@ -23,13 +23,15 @@ public struct PNGValidator: ImageValidating {
             let bytes = raw.bindMemory(to: UInt8.self)
             cpng_check(bytes.baseAddress, bytes.count, fullDecode, UInt32(maxDimension), &result)
         }
+        return try Self.verdict(result).get()
+    }
+
+    /// The image's size, or why a checked body is not a PNG.
+    static func verdict(_ result: cpng_result) -> Result<ImageInfo, ItemError> {
         switch result.code {
-        case 0:
-            return ImageInfo(width: Int(result.width), height: Int(result.height))
-        case 1:
-            throw .notPNG(Self.message(of: result))
-        default:
-            throw .invalidPNG(Self.message(of: result))
+        case 0: .success(ImageInfo(width: Int(result.width), height: Int(result.height)))
+        case 1: .failure(.notPNG(message(of: result)))
+        default: .failure(.invalidPNG(message(of: result)))
         }
     }
 

@@ -44,6 +44,20 @@ void cpng_check(const uint8_t *data, size_t len, int full_decode, uint32_t max_d
                 cpng_result *out);
 
 /*
+ * The same check over a body handed over a piece at a time, in memory that does not grow with
+ * the body (at most one ancillary chunk, 8 MiB, is held, by libpng): for files too large to
+ * hold. The chunk walk runs on each piece before libpng sees it, so libpng only meets chunk
+ * headers the walk has accepted. Structural mode stops libpng at the first IDAT, as
+ * png_read_info does; full mode inflates and unfilters every row through libpng's progressive
+ * reader. Feed pieces with cpng_stream_feed (it returns nonzero once the body has failed and
+ * more bytes cannot help), then cpng_stream_finish fills the result and frees the stream.
+ */
+typedef struct cpng_stream cpng_stream;
+cpng_stream *cpng_stream_new(int full_decode, uint32_t max_dimension);
+int cpng_stream_feed(cpng_stream *stream, const uint8_t *data, size_t len);
+void cpng_stream_finish(cpng_stream *stream, cpng_result *out);
+
+/*
  * Encodes a width x height RGB 8-bit PNG of one colour into a malloc'd buffer.
  *
  * Returns 0 and sets *out_data / *out_len on success (free with cpng_free); returns

@@ -86,6 +86,15 @@ struct ArchiverRun {
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
             throw XCTSkip("no archiver binary at \(binary.path); run 'swift build' first")
         }
+        return try run(binary, arguments, environment: environment)
+    }
+
+    /// Runs `/bin/sh -c script` with `arguments` as `$1...` (`$0` is `sh`).
+    static func run(shell script: String, _ arguments: [String]) throws -> ArchiverRun {
+        try run(URL(fileURLWithPath: "/bin/sh"), ["-c", script, "sh"] + arguments)
+    }
+
+    private static func run(_ binary: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> ArchiverRun {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments

@@ -1,0 +1,99 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What is known about one file in a bundle, taken from its bytes as they stream past: size,
+/// sha256 and the PNG check, in memory that does not grow with the file.
+struct FileFacts: Sendable, Equatable {
+    var isRegularFile = true
+    var bytes: Int64 = 0
+    var sha256 = ""
+    var image: ImageInfo?
+    var imageError: ItemError?
+
+    /// Takes the facts of bytes fed to it a piece at a time.
+    final class Builder {
+        private let hasher = SHA256Hasher()
+        private let png: PNGStreamCheck
+        private var bytes: Int64 = 0
+
+        init(_ validator: PNGValidator) {
+            png = PNGStreamCheck(validator)
+        }
+
+        func feed(_ piece: UnsafeRawBufferPointer) {
+            hasher.update(piece)
+            png.feed(piece)
+            bytes += Int64(piece.count)
+        }
+
+        func finish() -> FileFacts {
+            var facts = FileFacts(bytes: bytes, sha256: hasher.finish())
+            switch png.result() {
+            case .success(let image): facts.image = image
+            case .failure(let error): facts.imageError = error
+            }
+            return facts
+        }
+    }
+
+    /// The facts of `name` in `images`, read to at most `limit` + 1 bytes when a limit is
+    /// given (a longer file is too long whatever follows); nil when there is no such file.
+    static func read(_ name: String, in images: OpenDirectory, limit: Int64?, validator: PNGValidator) throws(BundleError) -> FileFacts? {
+        guard let found = images.kind(of: name) else { return nil }
+        guard found.isRegular else { return FileFacts(isRegularFile: false) }
+        if let limit, found.size != limit { return FileFacts(bytes: found.size) }
+        let fd = images.openFile(name)
+        guard fd >= 0 else { throw .unreadableFile(path: BundleLayout.imagesPath + "/" + name, reason: errnoText()) }
+        defer { close(fd) }
+        let builder = Builder(validator)
+        if case .failure(let error) = FileChunks.read(fd, limit: limit, builder.feed) {
+            throw .unreadableFile(path: BundleLayout.imagesPath + "/" + name, reason: error.reason)
+        }
+        return builder.finish()
+    }
+}
+
+extension FileFacts {
+    /// `FileFacts` in 56 bytes, for holding those of every file of a tarball until its manifest
+    /// is read (100,000 of them as Strings and enums took 45 MiB more); errors are rare and are
+    /// kept beside them by the caller.
+    struct Packed {
+        private var digest: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        private var bytes: Int64
+        private var width: Int32 = 0
+        private var height: Int32 = 0
+        private var isRegularFile: Bool
+        private var hasImage = false
+
+        init(_ facts: FileFacts) {
+            bytes = facts.bytes
+            isRegularFile = facts.isRegularFile
+            if let image = facts.image {
+                hasImage = true
+                width = Int32(clamping: image.width)
+                height = Int32(clamping: image.height)
+            }
+            var hex = facts.sha256
+            hex.withUTF8 { utf8 in
+                guard utf8.count == 64 else { return }
+                func word(_ start: Int) -> UInt64 {
+                    utf8[start..<(start + 16)].reduce(0) { $0 << 4 | UInt64($1.hexDigitValue ?? 0) }
+                }
+                digest = (word(0), word(16), word(32), word(48))
+            }
+        }
+
+        /// The facts again, with `imageError` (which was not packed).
+        func unpacked(imageError: ItemError?) -> FileFacts {
+            var facts = FileFacts(isRegularFile: isRegularFile, bytes: bytes, imageError: imageError)
+            if isRegularFile {
+                facts.sha256 = withUnsafeBytes(of: (digest.0.bigEndian, digest.1.bigEndian, digest.2.bigEndian, digest.3.bigEndian)) {
+                    SHA256.hexString($0.bindMemory(to: UInt8.self))
+                }
+            }
+            if hasImage { facts.image = ImageInfo(width: Int(width), height: Int(height)) }
+            return facts
+        }
+    }
+}

@@ -1,0 +1,69 @@
+/// The report `verify` builds as the manifest's items stream past: counts, each done item's
+/// problem, and which paths the manifest lists (the rest of `images/` is unexpected).
+struct VerificationTally {
+    private var report: VerificationReport
+    private var listed = Set<String>()
+
+    init(source: String) {
+        report = VerificationReport(source: source, items: 0, done: 0, verified: 0, failed: 0, pending: 0, problems: [])
+    }
+
+    /// Counts `item`; for a done item, returns the path its file must be at.
+    mutating func count(_ item: Manifest.Item) -> String? {
+        report.items += 1
+        switch item.status {
+        case .failed: report.failed += 1
+        case .pending: report.pending += 1
+        case .done:
+            report.done += 1
+            let path = item.path ?? KeyedStore.relativePath(for: item.id)
+            listed.insert(path)
+            return path
+        }
+        return nil
+    }
+
+    /// Checks a done item against the facts of its file (nil: no file).
+    mutating func check(_ item: Manifest.Item, path: String, facts: FileFacts?) {
+        if let problem = Self.problem(with: item, path: path, facts: facts) {
+            report.problems.append(problem)
+        } else {
+            report.verified += 1
+        }
+    }
+
+    /// The report, with every path of `found` the manifest does not list, and `strays`, as
+    /// unexpected files.
+    func report(found: [String], strays: [String]) -> VerificationReport {
+        var report = report
+        let unexpected = found.filter { !listed.contains($0) } + strays
+        for path in unexpected.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            report.problems.append(.init(id: nil, path: path, kind: .unexpected, detail: "unexpected file"))
+        }
+        return report
+    }
+
+    private static func problem(with item: Manifest.Item, path: String, facts: FileFacts?) -> VerificationReport.Problem? {
+        func problem(_ kind: VerificationReport.Problem.Kind, _ detail: String) -> VerificationReport.Problem {
+            .init(id: item.id, path: path, kind: kind, detail: detail)
+        }
+        guard let facts else { return problem(.missing, "missing") }
+        guard facts.isRegularFile else { return problem(.notRegularFile, "not a regular file") }
+        if let bytes = item.bytes, bytes != facts.bytes {
+            return problem(.sizeMismatch, "size mismatch: \(facts.bytes) bytes, manifest says \(bytes)")
+        }
+        if let sha256 = item.sha256, sha256 != facts.sha256 {
+            return problem(.sha256Mismatch, "sha256 mismatch")
+        }
+        if let error = facts.imageError {
+            return problem(.invalidPNG, error.description)
+        }
+        if let image = facts.image, let width = item.width, let height = item.height,
+            image.width != width || image.height != height
+        {
+            return problem(
+                .dimensionsMismatch, "dimensions \(image.width)x\(image.height), manifest says \(width)x\(height)")
+        }
+        return nil
+    }
+}

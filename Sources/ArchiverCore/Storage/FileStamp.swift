@@ -1,0 +1,29 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What identifies one written file cheaply: its inode and modification time. A journal line
+/// records them so a resumed run notices a file replaced (new inode) or rewritten in place
+/// (new mtime) since, with one `stat` and no read.
+public struct FileStamp: Sendable, Equatable, Hashable {
+    public var inode: UInt64
+    /// Modification time in nanoseconds since 1970.
+    public var modified: Int64
+
+    public init(inode: UInt64, modified: Int64) {
+        self.inode = inode
+        self.modified = modified
+    }
+
+    init(_ info: stat) {
+        inode = UInt64(info.st_ino)
+        modified = Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec)
+    }
+
+    /// The stamp of the regular file at `path` itself (a link is none).
+    static func of(path: String) -> FileStamp? {
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return FileStamp(info)
+    }
+}
