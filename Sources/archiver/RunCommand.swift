@@ -24,6 +24,12 @@ enum RunCommand {
             case "--cacert": config.caFile = try caFile(try args.value(for: name))
             case "--http2": config.http2 = true
             case "--field": config.field = try args.choice(for: name, as: ImageField.self)
+            case "--shard":
+                let text = try args.value(for: name)
+                guard let shard = Shard(text) else {
+                    throw UsageError(description: "--shard takes I/N, one-based with 1 <= I <= N <= \(Shard.maxCount), e.g. 2/4, not '\(text)'")
+                }
+                config.shard = shard
             case "--mirror":
                 let text = try args.value(for: name)
                 guard let rule = MirrorMap.parseRule(text) else {

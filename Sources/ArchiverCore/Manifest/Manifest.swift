@@ -9,9 +9,14 @@ public struct Manifest: Sendable, Codable, Equatable {
         public var source: String
         public var sha256: String
         public var records: Int
+        /// Present only in a shard's bundle: which shard it is (`records` is the whole catalog's).
+        public var shard: ShardInfo?
 
         init(_ catalog: Catalog) {
-            self.init(source: catalog.source, sha256: catalog.sha256, records: catalog.records.count)
+            self.init(
+                source: catalog.source, sha256: catalog.sha256,
+                records: catalog.sharding?.catalogRecords ?? catalog.records.count)
+            shard = catalog.sharding.map { ShardInfo(shard: $0.shard, records: catalog.records.count) }
         }
 
         init(source: String, sha256: String, records: Int) {
