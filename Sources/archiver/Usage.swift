@@ -7,6 +7,7 @@ let usage = """
       archiver status [DIR] [--json]
       archiver pack DIR [--output FILE.tar.gz]
       archiver verify DIR|FILE.tar.gz [--json]
+      archiver merge --out DIR SHARD...
 
     run options:
       --catalog PATH|URL     JSON array of {albumId, id, title, url, thumbnailUrl}
@@ -14,6 +15,8 @@ let usage = """
       --out DIR              bundle directory (default ./archive)
       --concurrency N        most requests in flight, 1 to 64 (default 8)
       --field url|thumbnailUrl   which URL of each record to archive (default url)
+      --shard I/N            archive only shard I of N (1 <= I <= N): the records whose URL
+                             hashes to it; join the shards' bundles with 'archiver merge'
       --mirror FROM=TO       fetch URLs starting with FROM from TO instead (repeatable)
       --validate structure|full  PNG check: chunk structure and CRCs (default) or full decode
       --retries N            extra attempts for retriable failures, 0 to 10 (default 3)
@@ -32,6 +35,10 @@ let usage = """
     verify: every done item's file has the manifest's size and sha256 and is a sound PNG,
           and images/ holds nothing else; prints one line per problem and a summary
           (--json: a report on stdout); exit 0 all good, 1 problems found, 2 unusable input
+    merge: joins shard bundles (directories made by 'run --shard', or their 'pack' tarballs)
+          into DIR, the bundle one run of the whole catalog gives; every file's size and sha256
+          checked against its shard's manifest. Exit 0 all done, 1 some items failed or a
+          shard is damaged (nothing written), 2 shards missing, repeated or not of one run
 
     run exit status: 0 all done, 1 some items failed, 2 usage, catalog or bundle error,
                      130 interrupted (SIGINT), 143 terminated (SIGTERM)

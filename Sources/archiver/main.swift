@@ -14,6 +14,7 @@ case "status": status = StatusCommand.main(Array(arguments.dropFirst()))
 case "serve": status = ServeCommand.main(Array(arguments.dropFirst()))
 case "pack": status = PackCommand.main(Array(arguments.dropFirst()))
 case "verify": status = VerifyCommand.main(Array(arguments.dropFirst()))
+case "merge": status = MergeCommand.main(Array(arguments.dropFirst()))
 case "help":
     print(usage)
     status = 0
@@ -23,6 +24,6 @@ case "--version":
 case nil:
     status = fail("no command given; see 'archiver --help'")
 case let other?:
-    status = fail("unknown command '\(other)'; the commands are run, serve, status, pack, verify (see 'archiver --help')")
+    status = fail("unknown command '\(other)'; the commands are run, serve, status, pack, verify, merge (see 'archiver --help')")
 }
 exit(status)
