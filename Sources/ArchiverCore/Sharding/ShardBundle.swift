@@ -4,7 +4,7 @@ import Glibc
 import Foundation
 
 /// One shard bundle given to `merge`: a directory made by `run --shard`, or its `pack` tarball.
-struct ShardBundle {
+struct ShardBundle: Sendable {
     /// The path as given, for messages.
     let path: String
     let isTarball: Bool
