@@ -36,7 +36,7 @@ public struct BundleMerger: Sendable {
     /// empty directory); nothing is there unless the whole merge succeeds.
     public func merge(_ paths: [String]) throws(MergeError) -> Summary {
         let started = DispatchTime.now()
-        try refuseExistingOutput(paths)
+        try refuseExistingOutput()
         // Decoding a manifest is a quarter of a merge's CPU: the shards are read side by side.
         let opened = Self.forEach(paths) { path -> Result<ShardBundle, BundleError> in
             do throws(BundleError) { return .success(try ShardBundle.open(path)) } catch { return .failure(error) }
@@ -80,7 +80,7 @@ public struct BundleMerger: Sendable {
         return results.withLock { $0.map { $0! } }
     }
 
-    private func refuseExistingOutput(_ paths: [String]) throws(MergeError) {
+    private func refuseExistingOutput() throws(MergeError) {
         switch BundleLayout.fileKind(atPath: output.path) {
         case .missing: return
         case .directory:
