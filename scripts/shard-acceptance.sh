@@ -65,7 +65,7 @@ for i in 1 2 3 4; do
     before=$(requests)
     "${run[@]}" --out "$work/s$i" --shard "$i/4"; status=$?
     items=$(ls "$work/s$i/images" | wc -l)
-    echo "      shard $i/4: exit $status, $(($(requests) - before)) requests, $items records, $(du -sb "$work/s$i/images" | cut -f1) bytes in images/"
+    echo "      shard $i/4: exit $status, $(($(requests) - before)) requests, $items records, $(find "$work/s$i/images" -type f -printf '%s\n' | awk '{ n += $1 } END { print n }') bytes of images"
 done
 line=$(requests_since "$start")
 [[ "$line" == "4996 requests, 4996 distinct, 0 more than once" ]]; check "4 shards: 4996 requests in all, each URL once" $? "$line"
