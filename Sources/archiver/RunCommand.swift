@@ -35,6 +35,12 @@ enum RunCommand {
             .choice("--field", as: ImageField.self, default: .url, "which URL of each record to archive") {
                 $0.configuration.field = $1
             },
+            .text("--shard", "I/N", "archive only shard I of N (one-based): the records whose URL hashes to it") { options, text in
+                guard let shard = Shard(text) else {
+                    throw UsageError(description: "--shard takes I/N, one-based with 1 <= I <= N <= \(Shard.maxCount), e.g. 2/4, not '\(text)'")
+                }
+                options.configuration.shard = shard
+            },
             .text("--mirror", "FROM=TO", "fetch URLs starting with FROM from TO instead (repeatable)") { options, text in
                 guard let rule = MirrorMap.parseRule(text) else {
                     throw UsageError(description: "--mirror takes FROM=TO, e.g. https://via.placeholder.com=http://127.0.0.1:8080, not '\(text)'")

@@ -8,6 +8,7 @@ let usage = """
       \(StatusCommand.spec.synopsis)
       \(PackCommand.spec.synopsis)
       \(VerifyCommand.spec.synopsis)
+      \(MergeCommand.spec.synopsis)
       archiver help COMMAND      (or archiver COMMAND --help): the command's options
       archiver --version
     """
@@ -19,4 +20,5 @@ let commands: [(name: String, help: String, main: @Sendable ([String]) -> Int32)
     ("status", StatusCommand.spec.help, StatusCommand.main),
     ("pack", PackCommand.spec.help, PackCommand.main),
     ("verify", VerifyCommand.spec.help, VerifyCommand.main),
+    ("merge", MergeCommand.spec.help, MergeCommand.main),
 ]

@@ -10,6 +10,8 @@ public struct Catalog: Sendable {
     /// SHA-256 of the catalog bytes.
     public var sha256: String
     public let records: CatalogRecords
+    /// Set on a shard's view of a catalog (`shard(_:field:)`): which shard, of how many records.
+    public internal(set) var sharding: Sharding?
 
     /// Parses catalog bytes, refusing malformed JSON, bad records and duplicate ids.
     public init(source: String, data: Data) throws(CatalogError) {

@@ -55,11 +55,15 @@ public struct CatalogRecords: RandomAccessCollection, Sendable {
     let end: Int
     /// Record indices in id order (ids are unique).
     let byID: [Int32]
+    /// Where each record's object ends, for a subset of a catalog's records (`subset(_:)`),
+    /// whose next entry is not the next object in the file; empty for a whole catalog.
+    let ends: [Int]
 
-    init(storage: CatalogStorage, entries: [Entry], end: Int) {
+    init(storage: CatalogStorage, entries: [Entry], end: Int, ends: [Int] = []) {
         self.storage = storage
         self.entries = entries
         self.end = end
+        self.ends = ends
         var byID = Array(0..<Int32(entries.count))
         if !entries.indices.dropFirst().allSatisfy({ entries[$0 - 1].id < entries[$0].id }) {
             byID.sort { entries[Int($0)].id < entries[Int($1)].id }
@@ -110,6 +114,12 @@ public struct CatalogRecords: RandomAccessCollection, Sendable {
         return low < byID.count && entries[Int(byID[low])].id == id ? Int(byID[low]) : nil
     }
 
+    /// Where the object of the record at `position` ends (or a later record starts).
+    func endOffset(at position: Int) -> Int {
+        if !ends.isEmpty { return ends[position] }
+        return position + 1 < entries.count ? entries[position + 1].offset : end
+    }
+
     /// Ids that occur more than once (in id order, each once).
     var duplicateIDs: [Int] {
         var duplicates: [Int] = []
@@ -149,10 +159,10 @@ public struct CatalogReader {
 
     private mutating func decode(_ position: Int, fields: CatalogParser.Fields) -> CatalogRecord? {
         let start = records.entries[position].offset
-        let end = position + 1 < records.entries.count ? records.entries[position + 1].offset : records.end
+        let end = records.endOffset(at: position)
         switch records.storage.backing {
         case .decoded(let all):
-            return all[position]
+            return all[start]
         case .bytes(let data):
             return data.withUnsafeBytes { raw in
                 CatalogParser.record(in: raw.bindMemory(to: UInt8.self).prefix(upTo: end), at: start, fields: fields)?.record

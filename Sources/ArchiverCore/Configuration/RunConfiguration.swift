@@ -15,6 +15,8 @@ public struct RunConfiguration: Sendable {
     /// Offer HTTP/2 to HTTPS servers (`--http2`).
     public var http2 = false
     public var field: ImageField = .url
+    /// Archive only this share of the catalog (`--shard I/N`); nil for all of it.
+    public var shard: Shard?
     public var mirrors = MirrorMap()
     public var validation: ValidationMode = .structure
     /// Extra attempts after a retriable failure.

@@ -9,9 +9,14 @@ public struct Manifest: Sendable, Codable, Equatable {
         public var source: String
         public var sha256: String
         public var records: Int
+        /// Present only in a shard's bundle: which shard it is (`records` is the whole catalog's).
+        public var shard: ShardInfo?
 
         init(_ catalog: Catalog) {
-            self.init(source: catalog.source, sha256: catalog.sha256, records: catalog.records.count)
+            self.init(
+                source: catalog.source, sha256: catalog.sha256,
+                records: catalog.sharding?.catalogRecords ?? catalog.records.count)
+            shard = catalog.sharding.map { ShardInfo(shard: $0.shard, records: catalog.records.count) }
         }
 
         init(source: String, sha256: String, records: Int) {
@@ -44,6 +49,14 @@ public struct Manifest: Sendable, Codable, Equatable {
     public var items: [Item]
 
     /// Builds the manifest from the catalog and each record's outcome (missing = pending).
+    /// A manifest as read back: its members and items as they stand.
+    init(catalog: CatalogInfo, field: ImageField, items: [Item], version: Int = Manifest.currentVersion) {
+        self.catalog = catalog
+        self.field = field
+        self.items = items
+        self.version = version
+    }
+
     public init(catalog: Catalog, field: ImageField, mirrors: MirrorMap, outcomes: [Int: ItemRecord]) {
         self.catalog = CatalogInfo(catalog)
         self.field = field

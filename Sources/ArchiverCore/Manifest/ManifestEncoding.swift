@@ -37,6 +37,9 @@ enum ManifestEncoding {
         var out: [UInt8] = []
         out += Array("{\n  \"catalog\": {\"records\": \(catalog.records), \"sha256\": ".utf8)
         string(catalog.sha256, into: &out)
+        if let shard = catalog.shard {
+            out += Array(", \"shard\": {\"count\": \(shard.count), \"index\": \(shard.index), \"records\": \(shard.records)}".utf8)
+        }
         out += Array(", \"source\": ".utf8)
         string(catalog.source, into: &out)
         out += Array("},\n  \"field\": ".utf8)

@@ -89,6 +89,8 @@ public final class Archiver: Sendable {
     public func run(catalog: Catalog) throws(RunError) -> RunSummary {
         let started = DispatchTime.now()
         let config = configuration
+        // A record outside this shard is not part of the run: every stage sees only the shard's.
+        let catalog = config.shard.map { catalog.shard($0, field: config.field) } ?? catalog
         let layout = BundleLayout(root: config.outputDirectory)
         try OpenFileLimit.raise(for: config.concurrency)
         try layout.refuseLinks()
@@ -101,7 +103,9 @@ public final class Archiver: Sendable {
         defer { withExtendedLifetime(lock) {} }
         AtomicFileWriter.removeDebris(in: layout.root.path)
         AtomicFileWriter.removeDebris(in: layout.state.path)
-        try RunOptions(catalog: catalog.source, field: config.field, records: catalog.records.count).claim(layout)
+        try RunOptions(
+            catalog: catalog.source, field: config.field, records: catalog.records.count, shard: config.shard?.description
+        ).claim(layout)
 
         let store = KeyedStore(directory: layout.images, fileSystem: fileSystem, durable: config.durable)
         do { try store.prepare() } catch { throw .io(error.description) }

@@ -6,6 +6,8 @@ struct RunOptions: Codable, Equatable {
     var catalog: String
     var field: ImageField
     var records: Int
+    /// `--shard` as given (`2/4`); nil for a run of the whole catalog.
+    var shard: String?
 
     /// Refuses a mismatch with what the directory already records, then records these.
     func claim(_ layout: BundleLayout) throws(RunError) {
@@ -18,6 +20,11 @@ struct RunOptions: Codable, Equatable {
             if recorded.catalog != catalog {
                 throw .optionsChanged(
                     directory: directory, option: "--catalog", recorded: recorded.catalog, given: catalog)
+            }
+            if recorded.shard != shard {
+                throw .optionsChanged(
+                    directory: directory, option: "--shard", recorded: recorded.shard ?? "(none: the whole catalog)",
+                    given: shard ?? "none")
             }
         }
         do {
@@ -34,7 +41,12 @@ struct RunOptions: Codable, Equatable {
         ManifestEncoding.string(catalog, into: &out)
         out += #","field":"#.utf8
         ManifestEncoding.string(field.rawValue, into: &out)
-        out += #","records":\#(records)}"#.utf8
+        out += #","records":\#(records)"#.utf8
+        if let shard {
+            out += #","shard":"#.utf8
+            ManifestEncoding.string(shard, into: &out)
+        }
+        out += "}".utf8
         return out
     }
 

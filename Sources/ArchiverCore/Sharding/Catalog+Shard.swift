@@ -1,0 +1,48 @@
+extension Catalog {
+    /// What makes a catalog a shard's view of a whole one.
+    public struct Sharding: Sendable, Equatable {
+        public var shard: Shard
+        /// Records in the whole catalog.
+        public var catalogRecords: Int
+    }
+
+    init(source: String, sha256: String, records: CatalogRecords, sharding: Sharding?) {
+        self.source = source
+        self.sha256 = sha256
+        self.records = records
+        self.sharding = sharding
+    }
+
+    /// The records of `shard` (by their `field` URL) as a catalog of their own, read back from
+    /// the same file: every stage of a run (plan, ledger, manifest, page, journal, `--prune`)
+    /// sees only them. Its manifest names the whole catalog and the shard.
+    public func shard(_ shard: Shard, field: ImageField) -> Catalog {
+        var reader = CatalogReader(records)
+        var positions: [Int] = []
+        for position in records.indices
+        where shard.contains(url: reader.record(position, fields: .image(field)).url(for: field)) {
+            positions.append(position)
+        }
+        return Catalog(
+            source: source, sha256: sha256, records: records.subset(positions),
+            sharding: Sharding(shard: shard, catalogRecords: records.count))
+    }
+
+    /// A catalog of `records` held in memory, with the identity (source, sha256) of the catalog
+    /// they came from: what `merge` rebuilds from the shards' manifests.
+    init(source: String, sha256: String, decoded records: [CatalogRecord]) {
+        let entries = records.enumerated().map { CatalogRecords.Entry(id: $1.id, offset: $0, albumId: $1.albumId) }
+        self.init(
+            source: source, sha256: sha256,
+            records: CatalogRecords(storage: CatalogStorage(.decoded(records)), entries: entries, end: records.count),
+            sharding: nil)
+    }
+}
+
+extension CatalogRecords {
+    /// The records at `positions` (ascending), over the same storage.
+    func subset(_ positions: [Int]) -> CatalogRecords {
+        CatalogRecords(
+            storage: storage, entries: positions.map { entries[$0] }, end: end, ends: positions.map(endOffset(at:)))
+    }
+}

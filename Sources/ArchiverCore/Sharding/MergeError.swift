@@ -1,0 +1,33 @@
+/// Why `merge` wrote nothing.
+public enum MergeError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The shards are not the complete set of one sharded run: missing, repeated, of different
+    /// catalogs or options, unfinished. One line each; exit 2.
+    case refused([String])
+    /// Files that do not match their shard's manifest, one line per bad item; exit 1.
+    case damaged([String])
+    /// A shard or the output could not be read or written at all; exit 2.
+    case bundle(BundleError)
+    case io(String)
+
+    public var kind: String {
+        switch self {
+        case .refused: "refused"
+        case .damaged: "damaged"
+        case .bundle(let error): error.kind
+        case .io: "io"
+        }
+    }
+
+    /// Lines for stderr.
+    public var lines: [String] {
+        switch self {
+        case .refused(let lines): lines
+        case .damaged(let lines):
+            lines + ["merge refused: \(lines.count) bad item\(lines.count == 1 ? "" : "s") in the shards above; nothing written. Rerun or repack the damaged shard"]
+        case .bundle(let error): [error.description]
+        case .io(let reason): [reason]
+        }
+    }
+
+    public var description: String { lines.joined(separator: "\n") }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import XCTest
+@testable import ArchiverCore
+
+/// `archiver merge`: shard bundles, directories and tarballs, joined into the bundle one run of
+/// the whole catalog gives, or refused.
+final class MergeTests: XCTestCase {
+    private var root: URL!
+    private var server: TestServer!
+    private var catalog: Catalog!
+
+    override func setUpWithError() throws {
+        root = Fixtures.temporaryDirectory(self)
+        server = try Fixtures.placeholderServer()
+        server.route("/600/404040", .text(404, "gone\n"))
+        var records = Fixtures.records(45)
+        records += [Fixtures.record(46, colour: "404040", album: 2), Fixtures.record(47, colour: "00ff00"), Fixtures.record(48, colour: "00ff00")]
+        catalog = try Fixtures.catalog(records)
+    }
+
+    /// Runs the whole catalog (shard nil) or one shard into `root/name`.
+    @discardableResult
+    private func run(_ name: String, shard: Shard?, field: ImageField = .url, catalog: Catalog? = nil) throws -> URL {
+        var config = Fixtures.configuration(out: root.appendingPathComponent(name), server: server)
+        config.shard = shard
+        config.field = field
+        _ = try Fixtures.run(config, catalog: catalog ?? self.catalog)
+        return config.outputDirectory
+    }
+
+    private func shards(_ count: Int, prefix: String = "s") throws -> [String] {
+        try (1...count).map { try run("\(prefix)\($0)", shard: Shard(index: $0, count: count)).path }
+    }
+
+    private func pack(_ directory: String) throws -> String {
+        let tarball = directory + ".tar.gz"
+        try BundlePacker().pack(URL(fileURLWithPath: directory), to: URL(fileURLWithPath: tarball))
+        return tarball
+    }
+
+    private func merge(_ shards: [String], out: String = "merged") throws -> ArchiverRun {
+        try ArchiverRun.run(["merge", "--out", root.appendingPathComponent(out).path] + shards)
+    }
+
+    private func bytes(_ directory: URL, _ path: String) throws -> Data {
+        try Data(contentsOf: directory.appendingPathComponent(path))
+    }
+
+    func testMergeOfDirectoriesAndTarballsIsByteIdenticalToOneRunAndCarriesFailures() throws {
+        let whole = try run("whole", shard: nil)
+        var shards = try shards(3)
+        shards[1] = try pack(shards[1])
+        shards[2] = try pack(shards[2])
+        let merge = try merge(shards.reversed())
+        XCTAssertEqual(merge.status, 1, "one item failed, as in the run: \(merge.stderr)")
+        XCTAssert(merge.stderr.contains("47 done, 1 failed (1 http-status)"), merge.stderr)
+        let merged = root.appendingPathComponent("merged")
+        for path in ["manifest.json", "index.html"] {
+            XCTAssertEqual(try bytes(merged, path), try bytes(whole, path), path)
+        }
+        XCTAssertEqual(Fixtures.imageNames(in: merged), Fixtures.imageNames(in: whole))
+        for name in Fixtures.imageNames(in: whole) {
+            XCTAssertEqual(try bytes(merged, "images/" + name), try bytes(whole, "images/" + name), name)
+        }
+        let failed = try Fixtures.manifest(in: merged).items.first { $0.id == 46 }
+        XCTAssertEqual(failed?.status, .failed)
+        XCTAssertEqual(failed?.error?.status, 404)
+        XCTAssertEqual(
+            try Data(contentsOf: URL(fileURLWithPath: try pack(merged.path))),
+            try Data(contentsOf: URL(fileURLWithPath: try pack(whole.path))))
+        XCTAssertEqual(try ArchiverRun.run(["verify", merged.path]).status, 0)
+        // What a completed run leaves: a run of the whole catalog into it fetches nothing.
+        let requests = server.total
+        var config = Fixtures.configuration(out: merged, server: server)
+        config.skipFailed = true
+        let rerun = try Fixtures.run(config, catalog: catalog)
+        XCTAssertEqual(server.total, requests)
+        XCTAssertEqual(rerun.done, 47)
+        XCTAssertEqual(try bytes(merged, "manifest.json"), try bytes(whole, "manifest.json"))
+    }
+
+    func testMergeRefusesAMissingShardNamingIt() throws {
+        let shards = try shards(4)
+        let merge = try merge([shards[0], shards[2]])
+        XCTAssertEqual(merge.status, 2)
+        XCTAssertEqual(merge.stderr, "archiver: shard 2/4 is missing\narchiver: shard 4/4 is missing\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: root.appendingPathComponent("merged").path))
+    }
+
+    func testMergeRefusesTheSameIndexTwice() throws {
+        let shards = try shards(2)
+        let again = try run("again", shard: Shard(index: 2, count: 2)).path
+        let merge = try merge(shards + [again])
+        XCTAssertEqual(merge.status, 2)
+        XCTAssertEqual(merge.stderr, "archiver: shard 2/2 is given twice: \(shards[1]) and \(again)\n")
+    }
+
+    func testMergeRefusesShardsOfAnotherCatalogFieldOrCount() throws {
+        let shards = try shards(2)
+        let other = try Fixtures.catalog(Fixtures.records(10), source: "other.json")
+        let foreign = try run("foreign", shard: Shard(index: 2, count: 2), catalog: other).path
+        var merge = try merge([shards[0], foreign])
+        XCTAssertEqual(merge.status, 2)
+        XCTAssert(merge.stderr.hasPrefix("archiver: shard 2/2 (\(foreign)) is of catalog other.json (sha256 "), merge.stderr)
+        XCTAssertEqual(merge.stderr.split(separator: "\n").count, 1, merge.stderr)
+
+        let thumbnails = try run("thumbnails", shard: Shard(index: 2, count: 2), field: .thumbnailUrl).path
+        merge = try self.merge([shards[0], thumbnails])
+        XCTAssertEqual(merge.status, 2)
+        XCTAssert(merge.stderr.contains("archiver: shard 2/2 (\(thumbnails)) archived --field thumbnailUrl, shard 1/2 (\(shards[0])) --field url\n"), merge.stderr)
+
+        let three = try run("three", shard: Shard(index: 2, count: 3)).path
+        merge = try self.merge([shards[0], three])
+        XCTAssertEqual(merge.status, 2)
+        XCTAssert(merge.stderr.contains("archiver: shard 2/3 (\(three)) is one of 3 shards, shard 1/2 (\(shards[0])) one of 2\n"), merge.stderr)
+        XCTAssert(merge.stderr.contains("archiver: shard 2/2 is missing\n"), merge.stderr)
+
+        let whole = try run("whole", shard: nil).path
+        merge = try self.merge([whole])
+        XCTAssertEqual(merge.status, 2)
+        XCTAssert(merge.stderr.contains("is not a shard"), merge.stderr)
+    }
+
+    func testMergeRefusesADamagedDirectoryOrTarballNamingEachBadItem() throws {
+        let shards = try shards(2)
+        let manifests = try shards.map { try Manifest.read(from: BundleLayout(root: URL(fileURLWithPath: $0)).manifest) }
+        let first = try XCTUnwrap(manifests[0].items.first { $0.status == .done }?.id)
+        let second = try XCTUnwrap(manifests[1].items.first { $0.status == .done }?.id)
+        for (shard, id) in zip(shards, [first, second]) {
+            let url = URL(fileURLWithPath: shard).appendingPathComponent("images/\(id).png")
+            var data = try Data(contentsOf: url)
+            data[40] ^= 0xff
+            try data.write(to: url)
+        }
+        try FileManager.default.removeItem(atPath: shards[1] + "/images/\(try XCTUnwrap(manifests[1].items.last { $0.status == .done }?.id)).png")
+        let tarball = try pack(shards[1])
+        let merge = try merge([shards[0], tarball])
+        XCTAssertEqual(merge.status, 1)
+        let lines = merge.stderr.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 4, merge.stderr)
+        XCTAssert(lines.contains("archiver: shard 1/2 (\(shards[0])): \(first): sha256 mismatch (images/\(first).png)"), merge.stderr)
+        XCTAssert(lines.contains("archiver: shard 2/2 (\(tarball)): \(second): sha256 mismatch (images/\(second).png)"), merge.stderr)
+        XCTAssert(lines[2].hasSuffix("missing (images/\(manifests[1].items.last { $0.status == .done }!.id).png)"), merge.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: root.appendingPathComponent("merged").path))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: root.path).filter { $0.hasPrefix(".") }, [])
+    }
+
+    func testMergeRefusesAnUnfinishedShardAndAnExistingOutput() throws {
+        let shards = try shards(2)
+        let layout = BundleLayout(root: URL(fileURLWithPath: shards[0]))
+        var manifest = try Manifest.read(from: layout.manifest)
+        manifest.items[0].status = .pending
+        try manifest.write(to: layout.manifest)
+        var merge = try merge(shards)
+        XCTAssertEqual(merge.status, 2)
+        XCTAssertEqual(merge.stderr, "archiver: shard 1/2 (\(shards[0])) is unfinished: 1 item pending; run it again to finish it\n")
+
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("taken/x"), withIntermediateDirectories: true)
+        merge = try self.merge(shards, out: "taken")
+        XCTAssertEqual(merge.status, 2)
+        XCTAssert(merge.stderr.contains("already exists"), merge.stderr)
+    }
+}
