@@ -26,8 +26,8 @@ let usage = """
       --quiet                no progress on stderr
       --json                 print a machine-readable summary on stdout
 
-    pack: a reproducible gzip tarball of manifest.json, index.html and images/ (not .archiver/),
-          entries sorted, owner root, mtime SOURCE_DATE_EPOCH or 0; prints its sha256
+    pack: a reproducible gzip tarball of manifest.json, index.html, pages/ and images/ (not
+          .archiver/), entries sorted, owner root, mtime SOURCE_DATE_EPOCH or 0; prints its sha256
           (default output DIR.tar.gz); exit 0, or 2 when DIR is no bundle
     verify: every done item's file has the manifest's size and sha256 and is a sound PNG,
           and images/ holds nothing else; prints one line per problem and a summary

@@ -70,7 +70,8 @@ public struct BundleVerifier: Sendable {
         }
         guard let manifestData else { throw .noManifest(tarball.path) }
         let manifest = try BundleLayout.decodeManifest(manifestData, in: tarball.path)
-        return Self.compare(manifest, files: files, strays: strays, source: tarball.path)
+        let pages = BundleLayout.galleryPagePaths(items: manifest.items.count, failed: manifest.items.count { $0.status == .failed })
+        return Self.compare(manifest, files: files, strays: strays.filter { !pages.contains($0) }, source: tarball.path)
     }
 
     private static func isImagesDirectory(_ path: String) -> Bool {
