@@ -3,7 +3,7 @@ import XCTest
 @testable import ArchiverCore
 
 /// The paged gallery as `archiver run` writes it: failures by kind, stale pages removed on a
-/// rerun.
+/// rerun, and an unchanged rerun that rewrites no page.
 final class GalleryRunTests: XCTestCase {
     /// `count` records whose URLs are not http(s): each fails as `invalid-url` without a request.
     private func unfetchable(_ count: Int) -> [CatalogRecord] {
@@ -53,5 +53,35 @@ final class GalleryRunTests: XCTestCase {
         XCTAssertEqual(files, try GalleryFiles.expected(for: Fixtures.manifest(in: out)))
         XCTAssertTrue(GalleryFiles.reachable(in: files).isSuperset(of: files.keys))
         XCTAssertEqual(server.total, 0)
+    }
+
+    func testAnUnchangedRerunRewritesNoPageButRepairsAMissingOrAddedOne() throws {
+        let server = try Fixtures.placeholderServer()
+        let out = Fixtures.temporaryDirectory(self)
+        var config = Fixtures.configuration(out: out, server: server)
+        config.skipFailed = true  // otherwise each rerun tries the failures again, and rewrites
+        let catalog = try Fixtures.catalog(Fixtures.records(3) + unfetchable(1100).dropFirst(3))
+        _ = try Fixtures.run(config, catalog: catalog)
+        let pages = BundleLayout(root: out).pages
+        let before = try GalleryFiles.read(out)
+        func inode(_ name: String) throws -> Int {
+            try XCTUnwrap(FileManager.default.attributesOfItem(atPath: pages.appendingPathComponent(name).path)[.systemFileNumber] as? Int)
+        }
+        let inodes = try ["0001.html", "0002.html", "failures-0001.html"].map(inode)
+
+        let debris = pages.appendingPathComponent(".0001.html.tmp-4242-17")  // what a SIGKILL leaves
+        try Data("half a page".utf8).write(to: debris)
+        _ = try Fixtures.run(config, catalog: catalog)
+        XCTAssertEqual(try ["0001.html", "0002.html", "failures-0001.html"].map(inode), inodes, "an unchanged bundle is not rewritten")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: debris.path), "a killed run's temporary page is removed")
+
+        try FileManager.default.removeItem(at: pages.appendingPathComponent("0002.html"))
+        _ = try Fixtures.run(config, catalog: catalog)
+        XCTAssertEqual(try GalleryFiles.read(out), before, "a missing page is written again")
+
+        try Data("stale".utf8).write(to: pages.appendingPathComponent("0003.html"))
+        _ = try Fixtures.run(config, catalog: catalog)
+        XCTAssertEqual(try GalleryFiles.read(out), before, "a page the gallery does not have is removed")
+        XCTAssertEqual(server.total, 3)
     }
 }

@@ -101,6 +101,7 @@ public final class Archiver: Sendable {
         defer { withExtendedLifetime(lock) {} }
         AtomicFileWriter.removeDebris(in: layout.root.path)
         AtomicFileWriter.removeDebris(in: layout.state.path)
+        AtomicFileWriter.removeDebris(in: layout.pages.path)
         try RunOptions(catalog: catalog.source, field: config.field, records: catalog.records.count).claim(layout)
 
         let store = KeyedStore(directory: layout.images, fileSystem: fileSystem, durable: config.durable)
