@@ -141,7 +141,7 @@ public final class Archiver: Sendable {
 
         feed.withLock { $0.reader = CatalogReader(catalog.records) }
         feedQueue(plan, stages: stages)
-        // While the jobs run, the items that have finished are written to the manifest and page
+        // While the jobs run, the items that have finished are written to the manifest and pages
         // (if this cannot start, `writeBundle` tries again at the end and reports why).
         let output = plan.jobCount > 0
             ? try? BundleOutput(catalog: catalog, ledger: ledger, configuration: config, layout: layout, fileSystem: fileSystem) : nil

@@ -91,8 +91,8 @@ final class BundleOutput: @unchecked Sendable {
         advanceManifest(finishing: false)
     }
 
-    /// Writes every item not written yet (pending if it has no outcome), then puts both files in
-    /// place, each only if `beforeCommit` does not throw. `counts` are the items' statuses.
+    /// Writes every item not written yet (pending if it has no outcome), then puts the manifest
+    /// and the gallery in place, each only if `beforeCommit` does not throw. `counts` are the items' statuses.
     func commit(
         counts: [ItemRecord.Status: Int], beforeCommit: @escaping () throws(ItemError) -> Void
     ) throws(ItemError) {
