@@ -116,7 +116,7 @@ rm "$work/b/images/18.png"
 out=$("$archiver" verify "$work/b"); status=$?
 [ "$status" = 1 ] && grep -q '^17: ' <<<"$out" && grep -q '^18: ' <<<"$out"
 check "verify exits 1 naming 17 and 18 after damage" $? "exit $status: $(grep -E '^1[78]: ' <<<"$out" | tr '\n' ';')"
-imgs=$(grep -o '<img' "$work/a/index.html" | wc -l); [ "$imgs" = 5000 ]; check "index.html shows 5000 images" $? "$imgs <img>"
+imgs=$(cat "$work/a/index.html" "$work/a/pages/"*.html | grep -o '<img' | wc -l); [ "$imgs" = 5000 ]; check "the gallery shows 5000 images" $? "$imgs <img>"
 
 echo "== issue 4: every fault, --concurrency 8 --retries 3 --timeout 3"
 "$archiver" serve --port 0 --faults >"$work/logs/faults.log" 2>&1 & faults_pid=$!

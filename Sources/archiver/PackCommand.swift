@@ -6,7 +6,7 @@ enum PackCommand {
     static let spec = CommandSpec<String?>(
         name: "pack", synopsis: "archiver pack DIR [--output FILE.tar.gz]",
         summary: """
-            A reproducible gzip tarball of manifest.json, index.html and images/ (not .archiver/): entries
+            A reproducible gzip tarball of manifest.json, index.html, pages/ and images/ (not .archiver/): entries
             sorted, owner root, mtime SOURCE_DATE_EPOCH or 0; prints its sha256.
             """,
         options: [.text("--output", alias: "-o", "FILE.tar.gz", default: "DIR.tar.gz", "where the tarball goes") { $0 = $1 }],

@@ -81,6 +81,23 @@ final class BundleLinkTests: XCTestCase {
         XCTAssertEqual(try outsideContents(), before, "99.png is not in the catalog, but it is not the bundle's either")
     }
 
+    func testALinkedPagesDirectoryIsRefusedAndNothingWrittenThrough() throws {
+        try link(layout.pages, to: outside)
+        let before = try outsideContents()
+        assertRefused(try run(), naming: layout.pages)
+        XCTAssertEqual(try outsideContents(), before)
+    }
+
+    func testPackRefusesALinkedPagesDirectory() throws {
+        XCTAssertEqual(try run().status, 0)
+        let moved = outside.appendingPathComponent("pages")
+        try FileManager.default.moveItem(at: layout.pages, to: moved)
+        try link(layout.pages, to: moved)
+        let tarball = dir.appendingPathComponent("b.tar.gz")
+        assertRefused(try CommandRunner.run(["pack", out.path, "--output", tarball.path]), naming: layout.pages)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: tarball.path))
+    }
+
     /// A finished bundle whose `images/` was then swapped for a link to a copy elsewhere.
     private func bundleWithLinkedImages() throws {
         XCTAssertEqual(try run().status, 0)

@@ -21,6 +21,10 @@ final class BundleOutputTests: XCTestCase {
         return (layout, ledger, output)
     }
 
+    private func pages(_ layout: BundleLayout) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: layout.pages.path).sorted()
+    }
+
     /// Items are written in id order as soon as they and every item before them have an
     /// outcome; neither file is in place before `commit`, and the committed files are exactly
     /// what the whole manifest gives.
@@ -44,6 +48,7 @@ final class BundleOutputTests: XCTestCase {
         XCTAssertEqual(output.manifestItemsWritten, 4)
         XCTAssertFalse(FileManager.default.fileExists(atPath: layout.manifest.path))
         XCTAssertFalse(FileManager.default.fileExists(atPath: layout.gallery.path))
+        XCTAssertEqual(try pages(layout).filter { !$0.hasPrefix(".") }, [], "no page is in place before commit")
 
         // The writing thread writes what is ready at once, then every interval, until stopped.
         ledger.record([done(5)], bytes: 139)
@@ -57,9 +62,9 @@ final class BundleOutputTests: XCTestCase {
         let manifest = try Manifest.read(from: layout.manifest)
         XCTAssertEqual(try Data(contentsOf: layout.manifest), manifest.encoded())
         XCTAssertEqual(manifest.items.map(\.status), [.done, .done, .done, .done, .done, .pending])
-        XCTAssertEqual(try String(contentsOf: layout.gallery, encoding: .utf8), Gallery.html(for: manifest))
+        XCTAssertEqual(try GalleryFiles.read(layout.root), try GalleryFiles.expected(for: manifest))
         let left = try FileManager.default.contentsOfDirectory(atPath: layout.root.path).filter { $0.hasPrefix(".") && $0 != ".archiver" }
-        XCTAssertEqual(left, [], "no temporary file is left")
+        XCTAssertEqual(left + (try pages(layout)).filter { $0.hasPrefix(".") }, [], "no temporary file is left")
     }
 
     /// Outcomes are read from the ledger a chunk at a time: a gap, a run of outcomes longer than
@@ -94,19 +99,23 @@ final class BundleOutputTests: XCTestCase {
         XCTAssertEqual(manifest.items[1399].status, .failed, "id 1400 is a multiple of 7")
         XCTAssertEqual(manifest.items[1399].error?.message, "HTTP 404 for item 1400")
         XCTAssertEqual(manifest.items.lastIndex { $0.status != .pending }, 2299, "ids 2301 on are pending")
-        XCTAssertEqual(try String(contentsOf: layout.gallery, encoding: .utf8), Gallery.html(for: manifest))
+        XCTAssertEqual(try GalleryFiles.read(layout.root), try GalleryFiles.expected(for: manifest))
+        XCTAssertEqual(try pages(layout), ["0001.html", "0002.html", "0003.html", "failures-0001.html"])
     }
 
-    /// A check that fails before commit leaves both files as they were.
+    /// A check that fails before commit leaves every file as it was, and no temporary file.
     func testAFailedCheckBeforeCommitKeepsTheOldFiles() throws {
         let (layout, _, output) = try makeOutput(Fixtures.records(3)) { layout in
             try Data("old manifest".utf8).write(to: layout.manifest)
             try Data("old page".utf8).write(to: layout.gallery)
+            try FileManager.default.createDirectory(at: layout.pages, withIntermediateDirectories: true)
+            try Data("old page 1".utf8).write(to: layout.pages.appendingPathComponent("0001.html"))
         }
         XCTAssertThrowsError(try output.commit(counts: [.pending: 3], beforeCommit: { () throws(ItemError) in throw .io("changed") }))
         XCTAssertEqual(try String(contentsOf: layout.manifest, encoding: .utf8), "old manifest")
         XCTAssertEqual(try String(contentsOf: layout.gallery, encoding: .utf8), "old page")
+        XCTAssertEqual(try String(contentsOf: layout.pages.appendingPathComponent("0001.html"), encoding: .utf8), "old page 1")
         let left = try FileManager.default.contentsOfDirectory(atPath: layout.root.path).filter { $0.hasPrefix(".") && $0 != ".archiver" }
-        XCTAssertEqual(left, [])
+        XCTAssertEqual(left + (try pages(layout)).filter { $0.hasPrefix(".") }, [])
     }
 }

@@ -49,7 +49,8 @@ final class BundlePackerTests: XCTestCase {
         let result = try BundlePacker().pack(fixture.root, to: output("a.tar.gz"))
         let entries = try entries(of: output("a.tar.gz"))
         let done = (1...20).filter { $0 != 5 && $0 != 6 }
-        let expected = (["index.html", "manifest.json", "images/"] + done.map { "images/\($0).png" })
+        let pages = ["pages/", "pages/0001.html", "pages/failures-0001.html"]
+        let expected = (["index.html", "manifest.json", "images/"] + pages + done.map { "images/\($0).png" })
             .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         XCTAssertEqual(entries.map(\.path), expected)
         XCTAssertEqual(result.entries, expected.count)
@@ -64,6 +65,20 @@ final class BundlePackerTests: XCTestCase {
         XCTAssertEqual(manifest.data, try Data(contentsOf: fixture.layout.manifest))
         let image = try XCTUnwrap(entries.first { $0.path == "images/17.png" })
         XCTAssertEqual(image.data, try Data(contentsOf: fixture.image(17)))
+    }
+
+    /// The pages the manifest calls for are packed and verify as expected files; a page of an
+    /// older, longer gallery or a file of someone else's in `pages/` is not packed.
+    func testThePagesTheManifestCallsForArePackedAndVerifyWithoutUnexpectedFiles() throws {
+        try Data("stale".utf8).write(to: fixture.layout.pages.appendingPathComponent("0002.html"))
+        try Data("mine".utf8).write(to: fixture.layout.pages.appendingPathComponent("notes.html"))
+        try BundlePacker().pack(fixture.root, to: output("a.tar.gz"))
+        let packed = try entries(of: output("a.tar.gz")).filter { $0.path.hasPrefix("pages/") }
+        XCTAssertEqual(packed.map(\.path), ["pages/", "pages/0001.html", "pages/failures-0001.html"])
+        XCTAssertEqual(packed[1].data, try Data(contentsOf: fixture.layout.pages.appendingPathComponent("0001.html")))
+        let report = try BundleVerifier().verify(output("a.tar.gz"))
+        XCTAssertEqual(report.problems, [])
+        XCTAssertEqual(report.verified, 18)
     }
 
     func testSourceDateEpochChangesOnlyTheEntryTimes() throws {

@@ -1,7 +1,8 @@
 import Foundation
 
 /// Packs a bundle directory into a reproducible `.tar.gz`: `manifest.json`, `index.html` when
-/// present, and the regular files of `images/`, sorted by path; never `.archiver/` or dot files.
+/// present, the regular files of `images/` and the gallery's pages, sorted by path; never
+/// `.archiver/` or dot files.
 ///
 /// Same content and same `modificationTime` give byte-identical tarballs, so the tarball's
 /// sha256 can be published and checked.
@@ -26,7 +27,11 @@ public struct BundlePacker: Sendable {
     /// The paths the tarball of `directory` holds, in order (directories end in `/`).
     public func entries(of directory: URL) throws(BundleError) -> [String] {
         let layout = BundleLayout(root: directory)
-        try layout.readManifest()
+        var items = 0, failed = 0
+        try layout.readManifest { item in
+            items += 1
+            if item.status == .failed { failed += 1 }
+        }
         var paths = [BundleLayout.manifestPath]
         if case .regular = BundleLayout.fileKind(atPath: layout.gallery.path) {
             paths.append(BundleLayout.galleryPath)
@@ -40,6 +45,7 @@ public struct BundlePacker: Sendable {
                 }
             }
         }
+        paths += try layout.pagePaths(items: items, failed: failed)
         return paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 

@@ -79,11 +79,15 @@ public struct BundleVerifier: Sendable {
         guard let manifest else { throw .noManifest(tarball.path) }
         rewind(manifest)
         var tally = VerificationTally(source: tarball.path)
+        var items = 0, failed = 0
         try ManifestReader.read(descriptor: fileno(manifest), source: tarball.path) { item in
+            items += 1
+            if item.status == .failed { failed += 1 }
             guard let path = tally.count(item) else { return }
             tally.check(item, path: path, facts: files[path]?.unpacked(imageError: imageErrors[path]))
         }
-        return tally.report(found: Array(files.keys), strays: strays)
+        let pages = BundleLayout.galleryPagePaths(items: items, failed: failed)
+        return tally.report(found: Array(files.keys), strays: strays.filter { !pages.contains($0) })
     }
 
     /// Copies the current entry's data to an unnamed temporary file.

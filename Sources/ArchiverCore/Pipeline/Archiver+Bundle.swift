@@ -1,7 +1,7 @@
 import Dispatch
 
 extension Archiver {
-    /// The last stage: `manifest.json` and `index.html` finished and put in place (`output`, if
+    /// The last stage: `manifest.json` and the gallery finished and put in place (`output`, if
     /// the run wrote items as they finished; otherwise all of them now), and the journal
     /// compacted to one line per record when `compact` (a run that started from an empty journal
     /// wrote one line per record: nothing to compact).

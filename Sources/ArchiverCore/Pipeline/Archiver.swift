@@ -103,6 +103,7 @@ public final class Archiver: Sendable {
         defer { withExtendedLifetime(lock) {} }
         AtomicFileWriter.removeDebris(in: layout.root.path)
         AtomicFileWriter.removeDebris(in: layout.state.path)
+        AtomicFileWriter.removeDebris(in: layout.pages.path)
         try RunOptions(
             catalog: catalog.source, field: config.field, records: catalog.records.count, shard: config.shard?.description
         ).claim(layout)
@@ -144,7 +145,7 @@ public final class Archiver: Sendable {
 
         feed.withLock { $0.reader = CatalogReader(catalog.records) }
         feedQueue(plan, stages: stages)
-        // While the jobs run, the items that have finished are written to the manifest and page
+        // While the jobs run, the items that have finished are written to the manifest and pages
         // (if this cannot start, `writeBundle` tries again at the end and reports why).
         let output = plan.jobCount > 0
             ? try? BundleOutput(catalog: catalog, ledger: ledger, configuration: config, layout: layout, fileSystem: fileSystem) : nil

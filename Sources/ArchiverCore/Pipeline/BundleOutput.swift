@@ -4,21 +4,21 @@ import Glibc
 import Dispatch
 import Foundation
 
-/// `manifest.json` and `index.html`, written while the run is under way: an item is written as
-/// soon as it and every item before it (in that file's order) have an outcome. Jobs are queued
-/// in catalog order, so outcomes arrive nearly in order, and the end of a run writes only the
-/// last few items instead of all of them (the two files were most of the time a run spent after
-/// its last download).
+/// `manifest.json` and the gallery, written while the run is under way: an item is written as
+/// soon as it and every item before it (in id order) have an outcome. Jobs are queued in
+/// catalog order, so outcomes arrive nearly in order, and the end of a run writes only the last
+/// few items instead of all of them (the two were most of the time a run spent after its last
+/// download).
 ///
-/// The manifest goes to its temporary file as it is made. The page's rows go to a scratch file;
-/// its head, which counts the items, is written last, with the rows copied after it. Neither
-/// file replaces the old one before `commit`, after the last outcome.
+/// The manifest goes to its temporary file as it is made, the gallery's item pages to theirs
+/// (`GalleryWriter`); the failures pages and the front page, which count everything, are
+/// written at the end. Nothing replaces an old file before `commit`, after the last outcome.
 ///
 /// While the run is under way, a thread of its own writes the items every 20 ms at a low CPU
 /// priority (`startWriting`): the transfers wait on the writer thread and libcurl's, so this
 /// must never take a core from them (measured: at normal priority the run took 4% longer).
 /// The manifest side is used only by that thread, then by the one that calls `commit`; the
-/// page side only on `pageQueue`, so at the end the two are finished on two cores.
+/// gallery side only on `pageQueue`, so at the end the two are finished on two cores.
 final class BundleOutput: @unchecked Sendable {
     private let catalog: Catalog
     private let ledger: Ledger
@@ -35,8 +35,7 @@ final class BundleOutput: @unchecked Sendable {
     private let stopRequested = DispatchSemaphore(value: 0)
     private let stopped = DispatchSemaphore(value: 0)
     private var writing = false
-    private let rows: ScratchFile
-    private var body: Gallery.Body
+    private let gallery: GalleryWriter
     private var pageReader: CatalogReader
 
     init(
@@ -52,9 +51,10 @@ final class BundleOutput: @unchecked Sendable {
         manifest = try AtomicFileWriter(path: layout.manifest.path, sync: configuration.durable, fileSystem: fileSystem)
         manifestBytes = ManifestEncoding.head(catalog: Manifest.CatalogInfo(catalog), field: configuration.field)
         manifestReader = CatalogReader(records)
-        rows = try ScratchFile(directory: layout.root.path)
-        body = Gallery.Body(
-            Gallery.Contents(source: catalog.source, counts: [:], albums: records.entries.map(\.albumId), id: records.id(at:)))
+        let byID = records.byID
+        gallery = try GalleryWriter(
+            layout: layout, source: catalog.source, count: records.count, sync: configuration.durable, fileSystem: fileSystem,
+            id: { records.id(at: Int(byID[$0])) }, album: { records.entries[Int(byID[$0])].albumId })
         pageReader = CatalogReader(records)
     }
 
@@ -91,8 +91,8 @@ final class BundleOutput: @unchecked Sendable {
         advanceManifest(finishing: false)
     }
 
-    /// Writes every item not written yet (pending if it has no outcome), then puts both files in
-    /// place, each only if `beforeCommit` does not throw. `counts` are the items' statuses.
+    /// Writes every item not written yet (pending if it has no outcome), then puts the manifest
+    /// and the gallery in place, each only if `beforeCommit` does not throw. `counts` are the items' statuses.
     func commit(
         counts: [ItemRecord.Status: Int], beforeCommit: @escaping () throws(ItemError) -> Void
     ) throws(ItemError) {
@@ -156,20 +156,18 @@ final class BundleOutput: @unchecked Sendable {
     }
 
     private func advancePage(finishing: Bool) {
-        forReady(body.contents.order, from: body.next, finishing: finishing) { position, snapshot in
-            body.add(item(at: position, snapshot, &pageReader))
-            if body.bytes.count >= 1 << 16 { rows.append(body.take()) }
+        forReady(catalog.records.byID, from: gallery.next, finishing: finishing) { position, snapshot in
+            gallery.add(item(at: position, snapshot, &pageReader))
         }
     }
 
+    /// The failures pages make their items again, one by one from their indices: failures are few.
     private func commitPage(counts: [ItemRecord.Status: Int], beforeCommit: () throws(ItemError) -> Void) throws(ItemError) {
         advancePage(finishing: true)
-        body.finish()
-        rows.append(body.take())
-        let page = try AtomicFileWriter(path: layout.gallery.path, sync: configuration.durable, fileSystem: fileSystem)
-        page.append(Gallery.head(body.contents, counts: counts))
-        page.append(rows)
-        try beforeCommit()
-        try page.commit()
+        let byID = catalog.records.byID
+        try gallery.commit(
+            counts: counts,
+            item: { index in item(at: Int(byID[index]), ledger.snapshots(byID[index...index], all: true)[0], &pageReader) },
+            beforeCommit: beforeCommit)
     }
 }

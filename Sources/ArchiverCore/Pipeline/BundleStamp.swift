@@ -1,13 +1,17 @@
 import Foundation
 
 /// What the last completed run wrote: `DIR/.archiver/written.json`. A rerun that finds every
-/// record done and unchanged, and `manifest.json` and `index.html` still as that run wrote them,
-/// has nothing to rewrite: the same catalog and journal give the same bytes.
+/// record done and unchanged, and `manifest.json`, `index.html` and `pages/` still as that run
+/// wrote them (sizes, and the number of files in `pages/`), has nothing to rewrite: the same
+/// catalog and journal give the same bytes.
 struct BundleStamp: Codable, Equatable {
     var catalogSHA256: String
     var field: ImageField
     var manifestBytes: Int64
     var galleryBytes: Int64
+    /// Regular files in `pages/`, and their bytes: a page removed, added or cut short shows.
+    var pageFiles: Int
+    var pageBytes: Int64
 
     /// The stamp for the files now in the bundle, if both exist.
     init?(catalog: Catalog, field: ImageField, layout: BundleLayout) {
@@ -19,6 +23,14 @@ struct BundleStamp: Codable, Equatable {
         self.field = field
         manifestBytes = manifest
         galleryBytes = gallery
+        (pageFiles, pageBytes) = (0, 0)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.pages.path)) ?? []
+        let pages = OpenDirectory(path: layout.pages.path)
+        for name in names {
+            guard let size = pages?.size(of: name) else { continue }
+            pageFiles += 1
+            pageBytes += size
+        }
     }
 
     static func path(_ layout: BundleLayout) -> URL {
@@ -40,7 +52,8 @@ struct BundleStamp: Codable, Equatable {
         ManifestEncoding.string(catalogSHA256, into: &out)
         out += #","field":"#.utf8
         ManifestEncoding.string(field.rawValue, into: &out)
-        out += #","galleryBytes":\#(galleryBytes),"manifestBytes":\#(manifestBytes)}"#.utf8
+        out += #","galleryBytes":\#(galleryBytes),"manifestBytes":\#(manifestBytes)"#.utf8
+        out += #","pageBytes":\#(pageBytes),"pageFiles":\#(pageFiles)}"#.utf8
         return out
     }
 }

@@ -14,6 +14,7 @@ final class AtomicFileWriter {
     private var output: ChunkedWrites
     private var descriptor: Int32 { output.descriptor }
     private var closed = false
+    private var sealed = false
     private let sync: Bool
 
     /// With `sync`, the file is fsynced before its rename and the directory after (`--durable`).
@@ -84,17 +85,27 @@ final class AtomicFileWriter {
     func discard() {
         guard !closed else { return }
         closed = true
-        close(descriptor)
+        if !sealed { close(descriptor) }
         unlink(temporary)
+    }
+
+    /// Writes what is buffered and closes the file, leaving it under its temporary name until
+    /// `commit` (or `discard`): the gallery's pages are finished one by one during a run but
+    /// all put in place at its end, and must not hold a descriptor each meanwhile.
+    func seal() throws(ItemError) {
+        guard !sealed else { return }
+        output.flush()
+        if output.failure == nil, sync, fsync(descriptor) != 0 { output.fail("cannot fsync \(temporary): \(errnoText())") }
+        if let failure = output.failure { throw .io(failure) }
+        sealed = true
+        close(descriptor)
+        output = ChunkedWrites(descriptor: -1, path: temporary, capacity: 0)
     }
 
     /// Writes what is buffered, closes, and renames the file into place.
     func commit() throws(ItemError) {
-        output.flush()
-        if output.failure == nil, sync, fsync(descriptor) != 0 { output.fail("cannot fsync \(temporary): \(errnoText())") }
-        if let failure = output.failure { throw .io(failure) }
+        try seal()
         closed = true
-        close(descriptor)
         guard rename(temporary, path) == 0 else {
             let reason = errnoText()
             unlink(temporary)

@@ -1,5 +1,5 @@
 extension BundleLayout {
-    /// Refuses a bundle where a run would write through a link: `.archiver/` and `images/` must
+    /// Refuses a bundle where a run would write through a link: `.archiver/`, `images/`, `pages/` must
     /// be real directories and the lock and journal regular files (or not exist yet). A link
     /// there would have the run write, truncate or prune files outside the bundle.
     ///
@@ -7,7 +7,7 @@ extension BundleLayout {
     /// by a rename, which replaces a link instead of writing to its target; the lock and journal
     /// are also opened with `O_NOFOLLOW` (`openInBundle`), whatever happens after this check.
     func refuseLinks() throws(RunError) {
-        for (path, directory) in [(state.path, true), (images.path, true), (lock.path, false), (journal.path, false)] {
+        for (path, directory) in [(state.path, true), (images.path, true), (pages.path, true), (lock.path, false), (journal.path, false)] {
             let found = Self.fileKind(atPath: path)
             switch (found, directory) {
             case (.missing, _), (.directory, true), (.regular, false): continue

@@ -1,0 +1,178 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// Writes the paged gallery as its items arrive in manifest order, and puts it in place at once.
+///
+/// An item page's head needs only the item count and the ids, so each page is written straight
+/// to its temporary file as its rows are made, and sealed (closed, still unnamed) when full:
+/// nothing is copied at the end. Failed items are remembered by index (4 bytes each) and their
+/// rows made again at the end, grouped by kind (`commit`), with the front page, which counts
+/// everything. No old file is replaced before `commit`, which renames the item pages, then the
+/// failures pages, then `index.html`, and only then removes the pages the new gallery no longer
+/// has: `index.html` never links to a missing page.
+final class GalleryWriter {
+    let layout: BundleLayout
+    let source: String
+    /// Items in the gallery, and item pages.
+    let count: Int
+    let pages: Int
+    private let sync: Bool
+    private let fileSystem: any FileSystem
+    /// The id and the album of the item at an index in manifest order.
+    let id: (Int) -> Int
+    let album: (Int) -> Int
+
+    /// The index of the item the next `add` takes.
+    private(set) var next = 0
+    private var page: AtomicFileWriter?
+    private var navigation = ""
+    var html = Gallery.HTMLText()
+    var sectionOpen = false
+    /// The run of items in one album that the last row belongs to: its album, first index and end.
+    private var group: (album: Int, start: Int, end: Int)?
+    /// Sealed files waiting for `commit`, in the order they are put in place.
+    private var sealed: [AtomicFileWriter] = []
+    /// Failed items' indices, by error kind.
+    var failures: [String: [Int32]] = [:]
+    /// The first failure to create or write a page, reported by `commit`.
+    private var failure: ItemError?
+
+    init(
+        layout: BundleLayout, source: String, count: Int, sync: Bool, fileSystem: any FileSystem = POSIXFileSystem(),
+        id: @escaping (Int) -> Int, album: @escaping (Int) -> Int
+    ) throws(ItemError) {
+        self.layout = layout
+        self.source = source
+        self.count = count
+        pages = Gallery.pageCount(count)
+        self.sync = sync
+        self.fileSystem = fileSystem
+        self.id = id
+        self.album = album
+        let directory = layout.pages.path
+        if mkdir(directory, 0o755) != 0, errno != EEXIST { throw .io("cannot create \(directory): \(errnoText())") }
+        let found = BundleLayout.fileKind(atPath: directory)
+        guard found == .directory else { throw .io("\(directory) is \(found.noun), not a directory; remove it and run again") }
+    }
+
+    /// Adds the row of the item at index `next` to its page, opening the page or its album's
+    /// section first if the item is their first; a full page is sealed.
+    func add(_ item: Manifest.Item) {
+        let index = next
+        let perPage = Gallery.itemsPerPage
+        if index % perPage == 0 { beginPage(index / perPage + 1) }
+        if let group, index < group.end {
+            if !sectionOpen { openSection(continued: true) }
+        } else {
+            closeSection()
+            group = run(from: index)
+            openSection(continued: false)
+        }
+        html.itemRow(item)
+        if item.status == .failed { failures[item.error?.kind ?? "unknown", default: []].append(Int32(index)) }
+        next += 1
+        if next % perPage == 0 || next == count {
+            endFile(&page)
+        } else if html.bytes.count >= 1 << 16 {
+            page?.append(html.bytes)
+            html.bytes.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Writes the failures pages and the front page, then, if `beforeCommit` does not throw, puts
+    /// every page in place and removes stale ones; call it after the last `add`. `counts` are the
+    /// items' statuses; `item` makes the item at an index again (for the failures pages).
+    func commit(
+        counts: [ItemRecord.Status: Int], item: (Int) -> Manifest.Item, beforeCommit: () throws(ItemError) -> Void = {}
+    ) throws(ItemError) {
+        precondition(next == count, "every item is added before the gallery is committed")
+        defer { sealed.removeAll() }  // whatever was not committed is discarded with its writer
+        if let failure { throw failure }
+        let failed = writeFailures(item: item)
+        writeFrontPage(counts: counts)
+        if let failure { throw failure }
+        try beforeCommit()
+        for file in sealed { try file.commit() }
+        removeStalePages(keeping: Set(Gallery.pageNames(items: count, failed: failed)))
+    }
+
+    /// Starts a new file for a page in `pages/`, with `title` and the links at its top (and bottom).
+    func beginFile(_ name: String, title: String, header: String, navigation: String) -> AtomicFileWriter? {
+        self.navigation = navigation
+        html.head(title: title, header: header + navigation)
+        return create(layout.pages.appendingPathComponent(name).path)
+    }
+
+    func create(_ path: String) -> AtomicFileWriter? {
+        do {
+            return try AtomicFileWriter(path: path, sync: sync, fileSystem: fileSystem)
+        } catch {
+            if failure == nil { failure = error }
+            return nil
+        }
+    }
+
+    /// Ends the page with the links it began with, and seals its file.
+    func endFile(_ file: inout AtomicFileWriter?) {
+        closeSection()
+        html.tail(footer: navigation)
+        seal(&file)
+    }
+
+    /// Writes what is made to `file`, seals it for `commit`, and forgets it.
+    func seal(_ file: inout AtomicFileWriter?) {
+        defer { html.bytes.removeAll(keepingCapacity: true) }
+        guard let writer = file else { return }
+        file = nil
+        writer.append(html.bytes)
+        do {
+            try writer.seal()
+            sealed.append(writer)
+        } catch {
+            if failure == nil { failure = error }
+        }
+    }
+
+    func closeSection() {
+        if sectionOpen { html.add("</table>\n</section>\n") }
+        sectionOpen = false
+    }
+
+    private func beginPage(_ number: Int) {
+        let first = (number - 1) * Gallery.itemsPerPage
+        let last = min(count, first + Gallery.itemsPerPage) - 1
+        page = beginFile(
+            Gallery.pageName(number, of: pages), title: "Archived images, page \(number) of \(pages)",
+            header: "<p>Items \(first + 1) to \(last + 1) of \(count), #\(id(first)) to #\(id(last)), in id order.</p>\n",
+            navigation: Gallery.HTMLText.navigation(number: number, count: pages) { Gallery.pageName($0, of: self.pages) })
+    }
+
+    /// The album's heading; on a page the album started on an earlier one, marked as continued.
+    private func openSection(continued: Bool) {
+        guard let group else { return }
+        html.add(continued ? "<section>\n" : "<section id=\"group-\(id(group.start))\">\n")
+        html.add("<h2>Album \(group.album) <small>(\(continued ? "continued, " : "")")
+        html.add("\(group.end - group.start) items from #\(id(group.start)))</small></h2>\n<table>\n")
+        sectionOpen = true
+    }
+
+    /// The run of consecutive items in the album of the item at `start`.
+    func run(from start: Int) -> (album: Int, start: Int, end: Int) {
+        let album = album(start)
+        var end = start + 1
+        while end < count, self.album(end) == album { end += 1 }
+        return (album, start, end)
+    }
+
+    /// Removes the files in `pages/` named like pages that `keeping` does not hold: what an
+    /// earlier gallery with more items or failures left.
+    private func removeStalePages(keeping: Set<String>) {
+        let directory = layout.pages.path
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for name in names where Gallery.isPageName(name) && !keeping.contains(name) {
+            unlink(directory + "/" + name)
+        }
+    }
+}
