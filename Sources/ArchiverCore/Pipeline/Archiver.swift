@@ -25,13 +25,15 @@ public struct RunSummary: Sendable {
 ///
 /// The pipeline, wired in `run(catalog:)`:
 ///
-///     catalog ─▶ plan (replay journal, skip done, group by fetch URL, --mirror)
-///             ─▶ OperationQueue (≤ concurrency FetchOperations of ≤ 32 URLs each, made from the
-///                                plan as they are queued; one request in flight per operation)
+///     catalog ─▶ plan (replay journal, skip done, group by fetch URL, --mirror, --shard)
+///             ─▶ host lanes (jobs read a bounded amount ahead, grouped by host; a free slot goes
+///                            to the host whose next job comes first, within --per-host)
+///             ─▶ OperationQueue (≤ concurrency FetchOperations of ≤ 32 URLs of one host each;
+///                                one request in flight per operation)
 ///                  FetchOperation: fetch (retries), next URL's request    [libcurl's thread]
 ///                                  ─▶ validate (libpng), hash                 [writer; work queue if --validate full]
 ///                                  ─▶ store (tmpfile, link) ─▶ journal ─▶ ledger [writer queue]
-///             ─▶ manifest.json, index.html (items written as they finish, the files put in
+///             ─▶ manifest.json, gallery pages (items written as they finish, the files put in
 ///                place at the end), compacted journal
 public final class Archiver: Sendable {
     private struct Feed {
