@@ -80,7 +80,7 @@ public struct BundleVerifier: Sendable {
         rewind(manifest)
         var tally = VerificationTally(source: tarball.path)
         var items = 0, failed = 0
-        try ManifestReader.read(descriptor: fileno(manifest), source: tarball.path) { item in
+        _ = try ManifestReader.read(descriptor: fileno(manifest), source: tarball.path) { item in
             items += 1
             if item.status == .failed { failed += 1 }
             guard let path = tally.count(item) else { return }
