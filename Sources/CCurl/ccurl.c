@@ -25,11 +25,32 @@ struct transfer {
     char retry_after[128];
     int too_large;
     char error[CURL_ERROR_SIZE];
+    struct pool *pool;
     struct transfer *prev, *next;
 };
 
-struct ccurl_client {
+/* One multi handle of a client: its own connection pool and timer. libcurl walks a host's
+ * connections to find an idle one for every request, so with 1024 held open by a far server
+ * each request cost a walk past a thousand busy ones; several pools of at most 128 requests
+ * each keep the walks short. Loop thread only, but for its creation. */
+struct pool {
+    struct ccurl_client *client;
     CURLM *multi;
+    uint32_t index;
+    /* When libcurl wants curl_multi_socket_action(CURL_SOCKET_TIMEOUT), in CLOCK_MONOTONIC
+     * milliseconds; -1 for no timer. */
+    int64_t timer_deadline;
+};
+
+/* Requests in flight per pool, at most. */
+enum { POOL_SIZE = 128, MAX_POOLS = 16 };
+
+struct ccurl_client {
+    struct pool pools[MAX_POOLS];
+    uint32_t pool_count;
+    /* Spreads transfers over the pools, or picks one pool per host when hosts are capped. */
+    uint64_t next_pool;
+    int pool_by_host;
     /* TLS sessions shared by every easy handle, so a new connection to a host resumes the
      * session of an earlier one instead of a full handshake. Sessions are used on the loop
      * thread only, but handles join and leave the share from submitting threads too, so it
@@ -65,11 +86,9 @@ struct ccurl_client {
     /* libcurl's sockets, as its socket callback asks, and the wake fd: the loop waits on this
      * and tells libcurl which sockets are ready (curl_multi_socket_action). curl_multi_poll
      * polls every connection on every wake-up, which at 1024 connections kept open by far
-     * servers cost a third of the run's CPU. Loop thread only, but for its creation. */
+     * servers cost a third of the run's CPU. An event's data is the pool's index (high 32
+     * bits) and the socket. Loop thread only, but for its creation. */
     int epoll_fd;
-    /* When libcurl wants curl_multi_socket_action(CURL_SOCKET_TIMEOUT), in CLOCK_MONOTONIC
-     * milliseconds; -1 for no timer. Loop thread only. */
-    int64_t timer_deadline;
 };
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -208,7 +227,7 @@ static void wake_locked(ccurl_client *c) {
 
 /* Takes `t` off the multi handle, reports it, frees it. Loop thread only. */
 static void finish(ccurl_client *c, struct transfer *t, CURLcode code, int cancelled) {
-    curl_multi_remove_handle(c->multi, t->easy);
+    curl_multi_remove_handle(t->pool->multi, t->easy);
     if (t->prev) t->prev->next = t->next; else c->active = t->next;
     if (t->next) t->next->prev = t->prev;
 
@@ -264,12 +283,13 @@ static int64_t now_ms(void) {
 /* libcurl's CURLMOPT_SOCKETFUNCTION: keeps the epoll set in step with what it waits for. */
 static int on_socket(CURL *easy, curl_socket_t fd, int what, void *user, void *socket_data) {
     (void)easy; (void)socket_data;
-    ccurl_client *c = user;
+    struct pool *pool = user;
+    ccurl_client *c = pool->client;
     if (what == CURL_POLL_REMOVE) {
         epoll_ctl(c->epoll_fd, EPOLL_CTL_DEL, fd, NULL);  /* may be closed already: nothing to do */
         return 0;
     }
-    struct epoll_event event = { .events = 0, .data.fd = fd };
+    struct epoll_event event = { .events = 0, .data.u64 = ((uint64_t)pool->index << 32) | (uint32_t)fd };
     if (what & CURL_POLL_IN) event.events |= EPOLLIN;
     if (what & CURL_POLL_OUT) event.events |= EPOLLOUT;
     if (epoll_ctl(c->epoll_fd, EPOLL_CTL_MOD, fd, &event) != 0) {
@@ -281,16 +301,16 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *user, void *s
 /* libcurl's CURLMOPT_TIMERFUNCTION: when to call it back for time-outs and new transfers. */
 static int on_timer(CURLM *multi, long timeout_ms, void *user) {
     (void)multi;
-    ccurl_client *c = user;
-    c->timer_deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+    struct pool *pool = user;
+    pool->timer_deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
     return 0;
 }
 
 /* Hands every finished transfer to `finish`. */
-static void collect(ccurl_client *c) {
+static void collect(ccurl_client *c, struct pool *pool) {
     CURLMsg *message;
     int left;
-    while ((message = curl_multi_info_read(c->multi, &left))) {
+    while ((message = curl_multi_info_read(pool->multi, &left))) {
         if (message->msg != CURLMSG_DONE) continue;
         CURL *easy = message->easy_handle;
         CURLcode code = message->data.result;
@@ -321,7 +341,7 @@ static void *run_loop(void *argument) {
             t->next = c->active;
             if (c->active) c->active->prev = t;
             c->active = t;
-            if (curl_multi_add_handle(c->multi, t->easy) != CURLM_OK) {
+            if (curl_multi_add_handle(t->pool->multi, t->easy) != CURLM_OK) {
                 finish(c, t, CURLE_FAILED_INIT, 0);
             }
         }
@@ -338,10 +358,10 @@ static void *run_loop(void *argument) {
 
         /* Wait only if nothing arrived meanwhile; submitters see `sleeping` and wake us. */
         int running = 0;
-        int64_t wait_ms = 1000;
-        if (c->timer_deadline >= 0) {
-            int64_t until = c->timer_deadline - now_ms();
-            wait_ms = until < 0 ? 0 : (until < wait_ms ? until : wait_ms);
+        int64_t wait_ms = 1000, now = now_ms();
+        for (uint32_t i = 0; i < c->pool_count; i++) {
+            int64_t deadline = c->pools[i].timer_deadline;
+            if (deadline >= 0 && deadline - now < wait_ms) wait_ms = deadline - now < 0 ? 0 : deadline - now;
         }
         pthread_mutex_lock(&c->lock);
         int idle = !c->queued_head && !c->cancel_count && !c->stopping;
@@ -354,24 +374,29 @@ static void *run_loop(void *argument) {
             pthread_mutex_unlock(&c->lock);
         }
         for (int i = 0; i < ready; i++) {
-            int fd = events[i].data.fd;
-            if (fd == c->wake_fd) {
+            if (events[i].data.u64 == UINT64_MAX) {
                 uint64_t count;
                 ssize_t ignored = read(c->wake_fd, &count, sizeof count);
                 (void)ignored;
                 continue;
             }
+            uint32_t index = (uint32_t)(events[i].data.u64 >> 32);
+            int fd = (int)(uint32_t)events[i].data.u64;
             int flags = 0;
             if (events[i].events & EPOLLIN) flags |= CURL_CSELECT_IN;
             if (events[i].events & EPOLLOUT) flags |= CURL_CSELECT_OUT;
             if (events[i].events & (EPOLLERR | EPOLLHUP)) flags |= CURL_CSELECT_ERR;
-            curl_multi_socket_action(c->multi, fd, flags, &running);
+            if (index < c->pool_count) curl_multi_socket_action(c->pools[index].multi, fd, flags, &running);
         }
-        if (c->timer_deadline >= 0 && now_ms() >= c->timer_deadline) {
-            c->timer_deadline = -1;
-            curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+        now = now_ms();
+        for (uint32_t i = 0; i < c->pool_count; i++) {
+            struct pool *pool = &c->pools[i];
+            if (pool->timer_deadline >= 0 && now >= pool->timer_deadline) {
+                pool->timer_deadline = -1;
+                curl_multi_socket_action(pool->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+            }
+            collect(c, pool);
         }
-        collect(c);
     }
 
     while (c->active) finish(c, c->active, CURLE_OK, 1);
@@ -379,12 +404,33 @@ static void *run_loop(void *argument) {
     for (size_t i = 0; i < c->idle_count; i++) curl_easy_cleanup(c->idle[i]);
     c->idle_count = 0;
     pthread_mutex_unlock(&c->lock);
-    curl_multi_cleanup(c->multi);
+    for (uint32_t i = 0; i < c->pool_count; i++) curl_multi_cleanup(c->pools[i].multi);
     pthread_mutex_lock(&c->lock);
     int detached = c->detached;
     pthread_mutex_unlock(&c->lock);
     if (detached) free_client(c);
     return NULL;
+}
+
+/* Makes pool `index` of `c` with its share of the connections; 0 when libcurl cannot. */
+static int make_pool(ccurl_client *c, uint32_t index, long max_connections, long max_per_host) {
+    struct pool *pool = &c->pools[index];
+    pool->client = c;
+    pool->index = index;
+    pool->timer_deadline = -1;
+    pool->multi = curl_multi_init();
+    if (!pool->multi) return 0;
+    /* No total cap on connections: the caller bounds transfers in flight, and a total cap is
+     * what made libcurl close an idle connection to one host to open one to another, so a
+     * catalog alternating hosts reconnected (TLS handshake included) for nearly every image. */
+    if (max_per_host > 0) curl_multi_setopt(pool->multi, CURLMOPT_MAX_HOST_CONNECTIONS, max_per_host);
+    curl_multi_setopt(pool->multi, CURLMOPT_MAXCONNECTS, max_connections);
+    curl_multi_setopt(pool->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+    curl_multi_setopt(pool->multi, CURLMOPT_SOCKETDATA, pool);
+    curl_multi_setopt(pool->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+    curl_multi_setopt(pool->multi, CURLMOPT_TIMERDATA, pool);
+    curl_multi_setopt(pool->multi, CURLMOPT_PIPELINING, c->http2 ? CURLPIPE_MULTIPLEX : (long)CURLPIPE_NOTHING);
+    return 1;
 }
 
 ccurl_client *ccurl_client_create(const ccurl_options *options, ccurl_completion completion) {
@@ -400,14 +446,23 @@ ccurl_client *ccurl_client_create(const ccurl_options *options, ccurl_completion
     c->idle = calloc(c->idle_capacity, sizeof *c->idle);
     c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     c->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-    c->timer_deadline = -1;
-    struct epoll_event wake = { .events = EPOLLIN, .data.fd = c->wake_fd };
+    struct epoll_event wake = { .events = EPOLLIN, .data.u64 = UINT64_MAX };
     if (c->wake_fd >= 0 && c->epoll_fd >= 0) epoll_ctl(c->epoll_fd, EPOLL_CTL_ADD, c->wake_fd, &wake);
     c->ca_file = options->ca_file ? strdup(options->ca_file) : NULL;
     c->share = curl_share_init();
+    /* A host limit is a limit per pool: with one, each host keeps to one pool. */
+    c->pool_by_host = options->max_per_host > 0;
+    c->pool_count = (uint32_t)((in_flight + POOL_SIZE - 1) / POOL_SIZE);
+    if (c->pool_count > MAX_POOLS) c->pool_count = MAX_POOLS;
+    long connections = options->max_connections > in_flight ? options->max_connections : in_flight;
     int ready = c->idle && c->wake_fd >= 0 && c->epoll_fd >= 0 && c->share && (c->ca_file || !options->ca_file);
-    c->multi = ready ? curl_multi_init() : NULL;
-    if (!c->multi) {
+    for (uint32_t i = 0; ready && i < c->pool_count; i++) {
+        ready = make_pool(c, i, (connections + c->pool_count - 1) / c->pool_count, options->max_per_host);
+    }
+    if (!ready) {
+        for (uint32_t i = 0; i < c->pool_count; i++) {
+            if (c->pools[i].multi) curl_multi_cleanup(c->pools[i].multi);
+        }
         if (c->wake_fd >= 0) close(c->wake_fd);
         if (c->epoll_fd >= 0) close(c->epoll_fd);
         if (c->share) curl_share_cleanup(c->share);
@@ -425,19 +480,9 @@ ccurl_client *ccurl_client_create(const ccurl_options *options, ccurl_completion
     curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, unlock_share);
     curl_share_setopt(c->share, CURLSHOPT_USERDATA, c);
     curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-    /* No total cap on connections: the caller bounds transfers in flight, and a total cap is
-     * what made libcurl close an idle connection to one host to open one to another, so a
-     * catalog alternating hosts reconnected (TLS handshake included) for nearly every image. */
-    if (options->max_per_host > 0) curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, options->max_per_host);
-    curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, options->max_connections > in_flight ? options->max_connections : in_flight);
-    curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
-    curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
-    curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, on_timer);
-    curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
-    curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, c->http2 ? CURLPIPE_MULTIPLEX : (long)CURLPIPE_NOTHING);
     pthread_mutex_init(&c->lock, NULL);
     if (pthread_create(&c->thread, NULL, run_loop, c) != 0) {
-        curl_multi_cleanup(c->multi);
+        for (uint32_t i = 0; i < c->pool_count; i++) curl_multi_cleanup(c->pools[i].multi);
         free_client(c);
         return NULL;
     }
@@ -459,6 +504,20 @@ void ccurl_client_destroy(ccurl_client *c) {
     }
     pthread_join(c->thread, NULL);
     free_client(c);
+}
+
+/* The pool a request goes to: the next in turn, or its host's when hosts are capped (the
+ * scheme, host and port hashed with FNV-1a). */
+static uint32_t pool_for(ccurl_client *c, const char *url) {
+    if (c->pool_count == 1) return 0;
+    if (!c->pool_by_host) return (uint32_t)(__atomic_fetch_add(&c->next_pool, 1, __ATOMIC_RELAXED) % c->pool_count);
+    const char *p = strstr(url, "://");
+    p = p ? p + 3 : url;
+    uint64_t hash = 1469598103934665603ULL;
+    for (const char *q = url; *q && (q < p || (*q != '/' && *q != '?' && *q != '#')); q++) {
+        hash = (hash ^ (uint8_t)(*q >= 'A' && *q <= 'Z' ? *q | 0x20 : *q)) * 1099511628211ULL;
+    }
+    return (uint32_t)(hash % c->pool_count);
 }
 
 /* A new easy handle with the options every request of `c` shares. */
@@ -499,6 +558,7 @@ uint64_t ccurl_submit(ccurl_client *c, const ccurl_request *request, void *conte
         return 0;
     }
     t->context = context;
+    t->pool = &c->pools[pool_for(c, request->url)];
     t->max_bytes = request->max_bytes;
     t->content_length = -1;
     CURL *e = t->easy;
