@@ -37,6 +37,8 @@ struct pool {
     struct ccurl_client *client;
     CURLM *multi;
     uint32_t index;
+    /* Transfers submitted to it and not finished; read and written atomically. */
+    uint32_t in_flight;
     /* When libcurl wants curl_multi_socket_action(CURL_SOCKET_TIMEOUT), in CLOCK_MONOTONIC
      * milliseconds; -1 for no timer. */
     int64_t timer_deadline;
@@ -48,8 +50,7 @@ enum { POOL_SIZE = 128, MAX_POOLS = 16 };
 struct ccurl_client {
     struct pool pools[MAX_POOLS];
     uint32_t pool_count;
-    /* Spreads transfers over the pools, or picks one pool per host when hosts are capped. */
-    uint64_t next_pool;
+    /* Whether a host keeps to one pool (when hosts are capped); else the least busy pool. */
     int pool_by_host;
     /* TLS sessions shared by every easy handle, so a new connection to a host resumes the
      * session of an earlier one instead of a full handshake. Sessions are used on the loop
@@ -228,6 +229,7 @@ static void wake_locked(ccurl_client *c) {
 /* Takes `t` off the multi handle, reports it, frees it. Loop thread only. */
 static void finish(ccurl_client *c, struct transfer *t, CURLcode code, int cancelled) {
     curl_multi_remove_handle(t->pool->multi, t->easy);
+    __atomic_sub_fetch(&t->pool->in_flight, 1, __ATOMIC_RELAXED);
     if (t->prev) t->prev->next = t->next; else c->active = t->next;
     if (t->next) t->next->prev = t->prev;
 
@@ -506,11 +508,19 @@ void ccurl_client_destroy(ccurl_client *c) {
     free_client(c);
 }
 
-/* The pool a request goes to: the next in turn, or its host's when hosts are capped (the
- * scheme, host and port hashed with FNV-1a). */
+/* The pool a request goes to: the one with the fewest transfers (so each keeps about as many
+ * connections as its share of the requests in flight), or its host's when hosts are capped
+ * (the scheme, host and port hashed with FNV-1a). */
 static uint32_t pool_for(ccurl_client *c, const char *url) {
     if (c->pool_count == 1) return 0;
-    if (!c->pool_by_host) return (uint32_t)(__atomic_fetch_add(&c->next_pool, 1, __ATOMIC_RELAXED) % c->pool_count);
+    if (!c->pool_by_host) {
+        uint32_t best = 0, fewest = UINT32_MAX;
+        for (uint32_t i = 0; i < c->pool_count; i++) {
+            uint32_t busy = __atomic_load_n(&c->pools[i].in_flight, __ATOMIC_RELAXED);
+            if (busy < fewest) { best = i; fewest = busy; }
+        }
+        return best;
+    }
     const char *p = strstr(url, "://");
     p = p ? p + 3 : url;
     uint64_t hash = 1469598103934665603ULL;
@@ -583,6 +593,7 @@ uint64_t ccurl_submit(ccurl_client *c, const ccurl_request *request, void *conte
         return 0;
     }
     uint64_t id = t->id = c->next_id++;
+    __atomic_add_fetch(&t->pool->in_flight, 1, __ATOMIC_RELAXED);
     if (c->queued_tail) c->queued_tail->next = t; else c->queued_head = t;
     c->queued_tail = t;
     wake_locked(c);
