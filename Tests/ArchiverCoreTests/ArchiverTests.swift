@@ -252,4 +252,17 @@ final class ArchiverTests: XCTestCase {
         XCTAssertNil(MirrorMap.parseRule("no-equals-sign"))
         XCTAssertNil(MirrorMap.parseRule("=http://to"))
     }
+
+    /// An Archiver's queue, feed and completion signal serve one run; a second call used to wait
+    /// forever on a signal that had already been used.
+    func testASecondRunOfOneArchiverFailsInsteadOfHanging() throws {
+        let server = try Fixtures.placeholderServer()
+        let config = Fixtures.configuration(out: Fixtures.temporaryDirectory(self), server: server)
+        let archiver = Archiver(configuration: config, fetcher: Fixtures.fetcher(for: config))
+        let catalog = try Fixtures.catalog(Fixtures.records(3))
+        XCTAssertEqual(try archiver.run(catalog: catalog).done, 3)
+        XCTAssertThrowsError(try archiver.run(catalog: catalog)) { error in
+            XCTAssertEqual(error as? RunError, .alreadyRun)
+        }
+    }
 }

@@ -55,6 +55,8 @@ public final class Archiver: Sendable {
     private let feed: Locked<Feed>
     private let ledger = Locked<Ledger?>(nil)
     private let done = DispatchSemaphore(value: 0)
+    /// Whether `run` was called: its queue, feed and semaphore serve one run.
+    private let used = Locked(false)
 
     public init(
         configuration: RunConfiguration, fetcher: any Fetching, validator: (any ImageValidating)? = nil,
@@ -89,6 +91,7 @@ public final class Archiver: Sendable {
     /// Runs the whole pipeline and blocks the calling thread until it is done or cancelled.
     /// Call it from a thread that is not a worker (the main thread of the command).
     public func run(catalog: Catalog) throws(RunError) -> RunSummary {
+        guard used.withLock({ used in defer { used = true }; return !used }) else { throw .alreadyRun }
         let started = DispatchTime.now()
         let config = configuration
         // A record outside this shard is not part of the run: every stage sees only the shard's.

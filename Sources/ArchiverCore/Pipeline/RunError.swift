@@ -7,6 +7,8 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
     case unsafeBundle(path: String, found: String, expected: String)
     case io(String)
     case openFileLimit(concurrency: Int, needed: Int, hard: Int)
+    /// `run` was called a second time on one `Archiver`.
+    case alreadyRun
 
     /// A stable short name for the failure.
     public var kind: String {
@@ -17,6 +19,7 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unsafeBundle: "unsafe-bundle"
         case .io: "io"
         case .openFileLimit: "open-file-limit"
+        case .alreadyRun: "already-run"
         }
     }
 
@@ -34,6 +37,8 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "remove it (a run makes a new one) and run again"
         case .io(let reason):
             reason
+        case .alreadyRun:
+            "this Archiver has already run; make a new one for another run"
         case .openFileLimit(let concurrency, let needed, let hard):
             "--concurrency \(concurrency) needs at least \(needed) open files, but the hard limit is \(hard) (ulimit -Hn); "
                 + "lower --concurrency or raise the limit"
