@@ -130,23 +130,3 @@ public struct POSIXFileSystem: FileSystem {
         unlink(path)
     }
 }
-
-/// Writes every byte of `bytes` to `fd`, retrying short writes and EINTR; the error text if it fails.
-func writeAll(_ fd: Int32, _ bytes: some ContiguousBytes, path: String) -> String? {
-    bytes.withUnsafeBytes { raw in
-        var offset = 0
-        while offset < raw.count {
-            let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-            if n < 0 {
-                if errno == EINTR { continue }
-                return "cannot write \(path): \(errnoText())"
-            }
-            offset += n
-        }
-        return nil
-    }
-}
-
-func errnoText() -> String {
-    String(cString: strerror(errno))
-}

@@ -1,0 +1,25 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// Writes every byte of `bytes` to `fd`, retrying short writes and EINTR; the error text if it fails.
+func writeAll(_ fd: Int32, _ bytes: some ContiguousBytes, path: String) -> String? {
+    bytes.withUnsafeBytes { raw in
+        var offset = 0
+        while offset < raw.count {
+            let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return "cannot write \(path): \(errnoText())"
+            }
+            offset += n
+        }
+        return nil
+    }
+}
+
+/// The text of the current `errno`, e.g. "No space left on device".
+func errnoText() -> String {
+    String(cString: strerror(errno))
+}
