@@ -12,13 +12,25 @@ import Glibc
 /// A run that cannot have even one descriptor per request is refused at start (exit 2) rather
 /// than failing items one by one with "too many open files".
 public enum OpenFileLimit {
+    /// The hard limit leaves fewer descriptors than a run at `concurrency` needs.
+    public struct TooLow: Error, Sendable, Equatable, CustomStringConvertible {
+        public var concurrency: Int
+        public var needed: Int
+        public var hard: Int
+
+        public var description: String {
+            "--concurrency \(concurrency) needs at least \(needed) open files, but the hard limit is \(hard) (ulimit -Hn); "
+                + "lower --concurrency or raise the limit"
+        }
+    }
+
     /// Descriptors besides connections: image files, the journal, the lock, the catalog, the
     /// manifest and page, libcurl's own.
     static let reserve = 64
 
     /// Raises the soft limit towards what a run at `concurrency` can use (at most the hard
     /// limit); throws when even one connection per request in flight would not fit.
-    public static func raise(for concurrency: Int) throws(RunError) {
+    public static func raise(for concurrency: Int) throws(TooLow) {
         var limit = rlimit()
         guard getrlimit(resource, &limit) == 0, limit.rlim_cur != unlimited else { return }
         let wanted = rlim_t(4 * concurrency + reserve)
@@ -29,7 +41,7 @@ public enum OpenFileLimit {
         }
         let needed = concurrency + reserve
         if limit.rlim_cur < rlim_t(needed) {
-            throw .openFileLimit(concurrency: concurrency, needed: needed, hard: Int(clamping: limit.rlim_max))
+            throw TooLow(concurrency: concurrency, needed: needed, hard: Int(clamping: limit.rlim_max))
         }
     }
 

@@ -97,14 +97,24 @@ public final class Archiver: Sendable {
         // A record outside this shard is not part of the run: every stage sees only the shard's.
         let catalog = config.shard.map { catalog.shard($0, field: config.field) } ?? catalog
         let layout = BundleLayout(root: config.outputDirectory)
-        try OpenFileLimit.raise(for: config.concurrency)
-        try layout.refuseLinks()
+        do { try OpenFileLimit.raise(for: config.concurrency) } catch { throw .openFileLimit(error) }
+        if let unsafe = layout.unsafePlace() {
+            throw .unsafeBundle(path: unsafe.path, found: unsafe.found, expected: unsafe.expected)
+        }
         do {
             try FileManager.default.createDirectory(at: layout.state, withIntermediateDirectories: true)
         } catch {
             throw .io("cannot create \(layout.state.path): \(error.localizedDescription)")
         }
-        let lock = try BundleLock(path: layout.lock.path)
+        let lock: BundleLock
+        do {
+            lock = try BundleLock(path: layout.lock.path)
+        } catch {
+            switch error {
+            case .unopenable(let path, let reason): throw .io("cannot open lock file \(path): \(reason)")
+            case .held(let directory, let pid): throw .locked(directory: directory, pid: pid)
+            }
+        }
         defer { withExtendedLifetime(lock) {} }
         AtomicFileWriter.removeDebris(in: layout.root.path)
         AtomicFileWriter.removeDebris(in: layout.state.path)

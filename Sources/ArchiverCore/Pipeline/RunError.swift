@@ -6,7 +6,7 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Something the run writes into or through is a link (or not what it must be).
     case unsafeBundle(path: String, found: String, expected: String)
     case io(String)
-    case openFileLimit(concurrency: Int, needed: Int, hard: Int)
+    case openFileLimit(OpenFileLimit.TooLow)
     /// `run` was called a second time on one `Archiver`.
     case alreadyRun
 
@@ -39,9 +39,8 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
             reason
         case .alreadyRun:
             "this Archiver has already run; make a new one for another run"
-        case .openFileLimit(let concurrency, let needed, let hard):
-            "--concurrency \(concurrency) needs at least \(needed) open files, but the hard limit is \(hard) (ulimit -Hn); "
-                + "lower --concurrency or raise the limit"
+        case .openFileLimit(let tooLow):
+            tooLow.description
         }
     }
 }

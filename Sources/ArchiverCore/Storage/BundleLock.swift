@@ -8,14 +8,21 @@ import Foundation
 public final class BundleLock: Sendable {
     private let descriptor: Int32
 
+    /// Why the lock could not be taken.
+    public enum Failure: Error, Sendable, Equatable {
+        case unopenable(path: String, reason: String)
+        /// Another process holds it; `directory` is the bundle's.
+        case held(directory: String, pid: Int?)
+    }
+
     /// Takes the lock or throws naming the process that holds it.
-    public init(path: String) throws(RunError) {
+    public init(path: String) throws(Failure) {
         let fd = openInBundle(path, O_RDWR | O_CREAT)
-        guard fd >= 0 else { throw .io("cannot open lock file \(path): \(openInBundleFailure())") }
+        guard fd >= 0 else { throw .unopenable(path: path, reason: openInBundleFailure()) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let holder = Self.holder(fd: fd)
             close(fd)
-            throw .locked(directory: URL(fileURLWithPath: path).deletingLastPathComponent().deletingLastPathComponent().path, pid: holder)
+            throw .held(directory: URL(fileURLWithPath: path).deletingLastPathComponent().deletingLastPathComponent().path, pid: holder)
         }
         let pid = Array("\(getpid())\n".utf8)
         _ = ftruncate(fd, 0)
