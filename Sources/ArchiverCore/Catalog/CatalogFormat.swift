@@ -55,8 +55,9 @@ public struct CatalogOptions: Sendable, Equatable {
     }
 }
 
-/// The keys a record parser matches, as bytes, made once per catalog.
-struct CatalogSchema: Sendable {
+/// The keys a record parser matches, as bytes, made once per catalog (a class: every record
+/// parse holds it, and one reference costs less to pass around than five arrays).
+final class CatalogSchema: Sendable {
     let id: [UInt8]
     let title: [UInt8]
     let group: [UInt8]

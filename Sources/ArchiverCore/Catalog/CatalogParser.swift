@@ -138,11 +138,15 @@ struct CatalogParser {
     }
 
     private func match(_ key: UnsafeBufferPointer<UInt8>) -> Key {
-        if key.elementsEqual(schema.id) { return .id }
-        if key.elementsEqual(schema.url) { return .url }
-        if key.elementsEqual(schema.thumbnailUrl) { return .thumbnailUrl }
-        if key.elementsEqual(schema.title) { return .title }
-        if key.elementsEqual(schema.group) { return .group }
+        func equal(_ name: [UInt8]) -> Bool {
+            name.count == key.count && name.withUnsafeBufferPointer { memcmp($0.baseAddress!, key.baseAddress!, key.count) == 0 }
+        }
+        if key.isEmpty { return .other }
+        if equal(schema.id) { return .id }
+        if equal(schema.url) { return .url }
+        if equal(schema.thumbnailUrl) { return .thumbnailUrl }
+        if equal(schema.title) { return .title }
+        if equal(schema.group) { return .group }
         return .other
     }
 
@@ -157,10 +161,20 @@ struct CatalogParser {
         guard isInteger else {
             throw Failure(offset: start, message: "\"\(name)\" is not an integer", needsMore: false)
         }
-        guard let value = Int(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)) else {
-            throw Failure(offset: start, message: "\"\(name)\" is out of range", needsMore: false)
+        // Digits accumulated negatively, so Int.min fits; no String is made.
+        let negative = bytes[start] == 0x2D
+        var value = 0
+        for index in (negative ? start + 1 : start)..<end {
+            let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflow2) = times10.subtractingReportingOverflow(Int(bytes[index] &- 0x30))
+            guard !overflow1, !overflow2 else {
+                throw Failure(offset: start, message: "\"\(name)\" is out of range", needsMore: false)
+            }
+            value = next
         }
-        return value
+        if negative { return value }
+        guard value != Int.min else { throw Failure(offset: start, message: "\"\(name)\" is out of range", needsMore: false) }
+        return -value
     }
 
     /// The group (`--group`): an integer, or a string holding one (as CSV gives it); null is none.
