@@ -165,4 +165,30 @@ final class CatalogFormatTests: XCTestCase {
         XCTAssertEqual(server.requests.count, requests, "the rerun fetched nothing")
         XCTAssertEqual(try Fixtures.manifest(in: URL(fileURLWithPath: out)).items.map(\.id), [1, 2, 3, 4])
     }
+
+    /// `--id` and `--records` change which records a catalog holds: a rerun with others is refused.
+    func testARerunWithAnotherIDKeyOrPointerIsRefused() throws {
+        let server = try Fixtures.placeholderServer()
+        let dir = Fixtures.temporaryDirectory(self)
+        let records = Fixtures.records(2)
+        let array = "[" + records.map { jsonObject($0).dropLast() + #", "sku": \#($0.id + 100)}"# }.joined(separator: ",") + "]"
+        let text = #"{"photos": "# + array + #", "old": "# + array + "}"
+        let file = dir.appendingPathComponent("c.json")
+        try Data(text.utf8).write(to: file)
+        var config = Fixtures.configuration(out: dir.appendingPathComponent("out"), server: server)
+        config.catalogSource = file.path
+        config.catalog.records = "/photos"
+        XCTAssertEqual(try Fixtures.run(config, catalog: Catalog(source: file.path, path: file.path, options: config.catalog)).done, 2)
+        var other = config
+        other.catalog.idKey = "sku"
+        XCTAssertThrowsError(try Fixtures.run(other, catalog: Catalog(source: file.path, path: file.path, options: other.catalog))) {
+            XCTAssertTrue("\($0)".contains("--id"), "\($0)")
+        }
+        other = config
+        other.catalog.records = "/old"
+        XCTAssertThrowsError(try Fixtures.run(other, catalog: Catalog(source: file.path, path: file.path, options: other.catalog))) {
+            XCTAssertTrue("\($0)".contains("--records"), "\($0)")
+        }
+        XCTAssertEqual(try Fixtures.run(config, catalog: Catalog(source: file.path, path: file.path, options: config.catalog)).done, 2)
+    }
 }
