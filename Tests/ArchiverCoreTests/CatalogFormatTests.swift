@@ -192,3 +192,67 @@ final class CatalogFormatTests: XCTestCase {
         XCTAssertEqual(try Fixtures.run(config, catalog: Catalog(source: file.path, path: file.path, options: config.catalog)).done, 2)
     }
 }
+
+/// Issue #16, through the binary (so each case also fails against main's): what JSON rejects
+/// used to be archived, `"id": 7.5` said "not valid JSON" with no position, and a 1 MB or
+/// non-UTF-8 URL failed as "Out of memory" or was repaired into another URL.
+final class HostileCatalogCommandTests: XCTestCase {
+    func testWhatJSONRejectsExitsTwoNamingLineAndColumn() throws {
+        let dir = Fixtures.temporaryDirectory(self)
+        let head = #"[{"albumId": 1, "id": 1, "title": "t", "url": "http://127.0.0.1:1/1", "thumbnailUrl": "u""#
+        for (name, text, expected) in [
+            ("comma", head + "},]", "line 1, column 92"), ("member", head + ",}]", "line 1, column 91"),
+            ("zero", head + #", "x": 007}]"#, "leading zero"), ("nan", head + #", "x": NaN}]"#, "line 1, column 97"),
+            ("fraction", #"[{"id": 7.5, "url": "u"}]"#, "line 1, column 9: record 1: \"id\" is not an integer"),
+            ("range", #"[{"id": 18446744073709551616, "url": "u"}]"#, "line 1, column 9: record 1: \"id\" is out of range"),
+        ] {
+            let file = dir.appendingPathComponent(name)
+            try Data(text.utf8).write(to: file)
+            let run = try CommandRunner.run(["run", "--catalog", file.path, "--out", dir.appendingPathComponent("out-" + name).path, "--retries", "0"])
+            XCTAssertEqual(run.status, 2, "\(name): \(run.stderr)")
+            XCTAssertTrue(run.stderr.contains(expected), "\(name): \(run.stderr)")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: dir.appendingPathComponent("out-" + name).path), name)
+        }
+    }
+
+    func testAHugeOrNonUTF8URLFailsAloneWithAShortMessage() throws {
+        let dir = Fixtures.temporaryDirectory(self)
+        var bytes = Data(#"[{"id": 1, "url": "http://127.0.0.1:1/"#.utf8) + Data(repeating: 0x61, count: 1_000_000) + Data(#""},"#.utf8)
+        bytes += Data(#"{"id": 2, "url": "http://127.0.0.1:1/x"#.utf8) + Data([0xFF]) + Data(#""}]"#.utf8)
+        let file = dir.appendingPathComponent("c.json")
+        try bytes.write(to: file)
+        let out = dir.appendingPathComponent("out")
+        let run = try CommandRunner.run(["run", "--catalog", file.path, "--out", out.path, "--retries", "0", "--quiet"])
+        XCTAssertEqual(run.status, 1, run.stderr)
+        let items = try Fixtures.manifest(in: out).items
+        XCTAssertEqual(items.map(\.error?.kind), ["invalid-url", "invalid-url"])
+        XCTAssertEqual(items.map(\.url), ["", ""])
+        let size = try Data(contentsOf: out.appendingPathComponent("manifest.json")).count
+        XCTAssertLessThan(size, 2000)
+    }
+}
+
+/// Issue #16: a catalog that failed the scan was read whole and parsed twice (1 GiB of junk
+/// peaked at 2.1 GB); now the scan itself refuses it, in memory that does not grow with it.
+final class BadCatalogMemoryTests: XCTestCase {
+    func testTwoHundredMegabytesOfJunkFailInUnder128MiB() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/time") else { throw XCTSkip("needs /usr/bin/time (Debian: time)") }
+        let dir = Fixtures.temporaryDirectory(self)
+        let junk = dir.appendingPathComponent("junk")
+        // A sparse file: 200 MB of zero bytes that take no disk.
+        XCTAssertTrue(FileManager.default.createFile(atPath: junk.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: junk)
+        try handle.truncate(atOffset: 200_000_000)
+        try handle.close()
+        let peak = dir.appendingPathComponent("peak")
+        let run = try ArchiverRun.run(
+            shell: #"/usr/bin/time -f %M -o "$1" "$2" run --catalog "$3" --out "$4""#,
+            [peak.path, CommandRunner.executable.path, junk.path, dir.appendingPathComponent("out").path])
+        XCTAssertEqual(run.status, 2, run.stderr)
+        XCTAssertTrue(run.stderr.contains("catalog \(junk.path): "), run.stderr)
+        XCTAssertEqual(run.stderr.filter { $0 == "\n" }.count, 1, run.stderr)
+        let kilobytes = try XCTUnwrap(Int(String(decoding: try Data(contentsOf: peak), as: UTF8.self).split(separator: "\n").last ?? ""))
+        XCTAssertLessThan(kilobytes, 128 * 1024, "peak RSS \(kilobytes) KiB")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.appendingPathComponent("out/manifest.json").path))
+    }
+}
