@@ -114,7 +114,6 @@ public struct Catalog: Sendable {
 public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
     case unreadable(source: String, reason: String)
     case malformed(source: String, detail: String)
-    case badRecord(source: String, index: Int, detail: String)
     case duplicateIDs(source: String, ids: [Int])
     /// The file was edited in place while a run was reading records back from it.
     case changedDuringRun(source: String)
@@ -125,8 +124,6 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
             "cannot read catalog \(source): \(reason)"
         case .malformed(let source, let detail):
             "catalog \(source): \(detail)"
-        case .badRecord(let source, let index, let detail):
-            "catalog \(source), record \(index + 1) (index \(index)): \(detail)"
         case .duplicateIDs(let source, let ids):
             "catalog \(source) has duplicate ids: "
                 + ids.prefix(5).map(String.init).joined(separator: ", ")

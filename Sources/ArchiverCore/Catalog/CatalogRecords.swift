@@ -4,8 +4,8 @@ import Glibc
 import Foundation
 
 /// Where a catalog's bytes are: an open file (read a window at a time, never held whole), bytes
-/// in memory (a catalog downloaded from a URL), or records already decoded (the rare catalog
-/// only JSONDecoder could read).
+/// in memory (a catalog downloaded from a URL), or records already decoded (what `merge`
+/// rebuilds from the shards' manifests).
 final class CatalogStorage: Sendable {
     enum Backing {
         case file(descriptor: Int32, size: Int64, modified: timespec)
