@@ -17,8 +17,29 @@ enum RunCommand {
         synopsis: "archiver run [--catalog PATH|URL] [--out DIR] [--concurrency N] [options]",
         summary: "Archives a catalog of image records into a verified bundle: DIR/images/<id>.png, manifest.json, index.html.",
         options: [
-            .text("--catalog", "PATH|URL", default: RunConfiguration.defaultCatalog,
-                  "JSON array of {albumId, id, title, url, thumbnailUrl}") { $0.configuration.catalogSource = $1 },
+            .text("--catalog", "PATH|URL|-", default: RunConfiguration.defaultCatalog,
+                  "JSON array, JSON Lines, CSV or TSV of records; - reads standard input") { $0.configuration.catalogSource = $1 },
+            .text("--format", "json|jsonl|csv|tsv", default: "detected", "the catalog's format, instead of detecting it") { options, text in
+                guard let format = CatalogFormat(rawValue: text) else {
+                    throw UsageError(description: "--format takes json, jsonl, csv or tsv, not '\(text)'")
+                }
+                options.configuration.catalog.format = format
+            },
+            .text("--records", "POINTER", "where the array of records is in a JSON document (JSON Pointer, e.g. /data)") { options, text in
+                guard text.isEmpty || text.hasPrefix("/") else {
+                    throw UsageError(description: "--records takes a JSON Pointer such as /data, not '\(text)'")
+                }
+                options.configuration.catalog.records = text
+            },
+            .text("--id", "KEY", default: "id", "the record key (or CSV column) of the integer id") { options, text in
+                options.configuration.catalog.idKey = try key("--id", text)
+            },
+            .text("--title", "KEY", default: "title", "the key of the title the gallery shows (optional in a record)") { options, text in
+                options.configuration.catalog.titleKey = try key("--title", text)
+            },
+            .text("--group", "KEY", default: "albumId", "the key of the integer the gallery groups by (optional in a record)") { options, text in
+                options.configuration.catalog.groupKey = try key("--group", text)
+            },
             .text("--out", "DIR", default: "./archive", "the bundle directory") {
                 $0.configuration.outputDirectory = URL(fileURLWithPath: $1)
             },
@@ -32,8 +53,8 @@ enum RunCommand {
                 $0.configuration.caFile = try caFile($1)
             },
             .flag("--http2", "offer HTTP/2 to HTTPS servers and multiplex on it") { $0.configuration.http2 = true },
-            .choice("--field", as: ImageField.self, default: .url, "which URL of each record to archive") {
-                $0.configuration.field = $1
+            .text("--field", "KEY", default: "url", "the key of the image URL to archive (url, thumbnailUrl, image_url, ...)") { options, text in
+                options.configuration.field = ImageField(rawValue: try key("--field", text))
             },
             .text("--shard", "I/N", "archive only shard I of N (one-based): the records whose URL hashes to it") { options, text in
                 guard let shard = Shard(text) else {
@@ -82,6 +103,12 @@ enum RunCommand {
         return options
     }
 
+    /// A record key as given: any non-empty text.
+    static func key(_ option: String, _ text: String) throws -> String {
+        guard !text.isEmpty else { throw UsageError(description: "\(option) takes a record key, not an empty one") }
+        return text
+    }
+
     /// `--cacert`'s file, checked now so a typo fails the run at once instead of every item.
     static func caFile(_ path: String) throws -> String {
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
@@ -111,7 +138,9 @@ enum RunCommand {
         let fetcher = CurlFetcher(limits: FetchLimits(config), caFile: config.caFile, http2: config.http2)
         let catalog: Catalog
         do {
-            catalog = try CatalogLoader.load(config.catalogSource, fetcher: fetcher)
+            catalog = try CatalogLoader.load(
+                config.catalogSource, fetcher: fetcher, options: config.catalog,
+                keepStandardInputAt: BundleLayout(root: config.outputDirectory).standardInputCatalog)
         } catch {
             return fail(error.description)
         }

@@ -26,7 +26,9 @@ final class CommandLineTests: XCTestCase {
         try assertUsageError(["run", "--catalog", catalog, "--concurrency", "0"], mentions: ["--concurrency", "1 to 1024"])
         try assertUsageError(["run", "--catalog", catalog, "--concurrency", "1025"], mentions: ["--concurrency"])
         try assertUsageError(["run", "--catalog", catalog, "--concurrency", "many"], mentions: ["--concurrency", "many"])
-        try assertUsageError(["run", "--catalog", catalog, "--field", "title"], mentions: ["--field", "url, thumbnailUrl"])
+        try assertUsageError(["run", "--catalog", catalog, "--field", ""], mentions: ["--field", "record key"])
+        try assertUsageError(["run", "--catalog", catalog, "--format", "xml"], mentions: ["--format", "json, jsonl, csv or tsv"])
+        try assertUsageError(["run", "--catalog", catalog, "--records", "data"], mentions: ["--records", "JSON Pointer"])
         try assertUsageError(["run", "--catalog", catalog, "--mirror", "nothing"], mentions: ["--mirror", "FROM=TO"])
         try assertUsageError(["run", "--catalog", catalog, "--validate", "maybe"], mentions: ["--validate"])
         try assertUsageError(["run", "--catalog", catalog, "--timeout", "-1"], mentions: ["--timeout"])
@@ -47,10 +49,11 @@ final class CommandLineTests: XCTestCase {
         let record = #"{"albumId": 1, "id": 1, "title": "t", "url": "http://x/1", "thumbnailUrl": "http://x/2"}"#
         try assertUsageError(["run", "--catalog", dir.appendingPathComponent("missing.json").path], mentions: ["missing.json", "no such file"])
         try assertUsageError(["run", "--catalog", try catalog("broken.json", "[\n" + record + ",\n  {\"id\": }\n]")], mentions: ["broken.json", "line 3"])
-        try assertUsageError(["run", "--catalog", try catalog("object.json", "{}")], mentions: ["not an array"])
+        try assertUsageError(["run", "--catalog", try catalog("object.json", "{}")], mentions: ["has no \"id\"", "--records"])
+        try assertUsageError(["run", "--catalog", try catalog("number.json", "7")], mentions: ["not an array"])
         try assertUsageError(
-            ["run", "--catalog", try catalog("nourl.json", "[" + record + #", {"albumId": 1, "id": 2, "title": "t", "thumbnailUrl": "u"}]"#)],
-            mentions: ["record 2", "missing field \"url\""])
+            ["run", "--catalog", try catalog("noid.json", "[" + record + #", {"albumId": 1, "title": "t", "url": "u"}]"#)],
+            mentions: ["record 2", "has no \"id\"", "line 1, column 92"])
         try assertUsageError(
             ["run", "--catalog", try catalog("type.json", #"[{"albumId": 1, "id": "one", "title": "t", "url": "u", "thumbnailUrl": "u"}]"#)],
             mentions: ["record 1", "\"id\"", "integer"])

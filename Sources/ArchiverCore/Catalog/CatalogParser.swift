@@ -2,16 +2,24 @@
 import Glibc
 #endif
 
-/// A fast path for the catalog's one shape, a JSON array of flat records, over raw bytes: one
-/// record object at a time (`CatalogScanner` walks the array around them).
+/// A strict JSON parser for one record object over raw bytes (`CatalogScanner` walks the
+/// array or lines around the records). It rejects what JSON rejects (trailing commas, `007`,
+/// `NaN`, control characters in strings, bad escapes, lone surrogates) and says where, by byte
+/// offset; it never recurses, and values it does not use are skipped to a depth of 500.
 ///
-/// JSONDecoder took about 30 ms of a 0.4 s run for the 5000-record catalog. This parser reads
-/// the common case in a few; on anything it does not expect (a syntax error, a missing field, a
-/// wrong type, a number that is not a plain integer) it returns nil, and `Catalog` decodes with
-/// JSONDecoder instead, which names the problem and where it is.
+/// JSONDecoder took about 30 ms of a 0.4 s run for the 5000-record catalog; this reads it in a few.
 struct CatalogParser {
-    private let bytes: UnsafeBufferPointer<UInt8>
-    private var index = 0
+    /// Why parsing stopped: the text is wrong at `offset`, or it ended before the value did.
+    struct Failure: Error {
+        var offset: Int
+        var message: String
+        /// The bytes ran out: with more of the text, parsing might succeed.
+        var needsMore: Bool
+    }
+
+    let bytes: UnsafeBufferPointer<UInt8>
+    var index = 0
+    private let schema: CatalogSchema
 
     /// Which of a record's strings to make: each is checked either way, but one not asked for
     /// comes back empty. The scan needs none of them, planning only the image URL.
@@ -24,56 +32,91 @@ struct CatalogParser {
 
         /// The field that holds the image URL.
         static func image(_ field: ImageField) -> Fields {
-            switch field {
-            case .url: .url
-            case .thumbnailUrl: .thumbnailUrl
-            }
+            field == .thumbnailUrl ? .thumbnailUrl : .url
         }
     }
 
-    /// The record object that starts at `start` and the index just past its closing brace; nil
-    /// for anything unexpected, including an object cut off by the end of `bytes`.
+    init(bytes: UnsafeBufferPointer<UInt8>, at index: Int = 0, schema: CatalogSchema = .standard) {
+        self.bytes = bytes
+        self.index = index
+        self.schema = schema
+    }
+
+    /// The record object that starts at `start` and the index just past its closing brace.
     static func record(
-        in bytes: UnsafeBufferPointer<UInt8>, at start: Int, fields: Fields = .all
-    ) -> (record: CatalogRecord, end: Int)? {
-        var parser = CatalogParser(bytes: bytes)
-        parser.index = start
-        guard let record = parser.object(fields), parser.index <= bytes.count else { return nil }
+        in bytes: UnsafeBufferPointer<UInt8>, at start: Int, fields: Fields = .all, schema: CatalogSchema = .standard
+    ) throws(Failure) -> (record: CatalogRecord, end: Int) {
+        var parser = CatalogParser(bytes: bytes, at: start, schema: schema)
+        let record = try parser.object(fields)
         return (record, parser.index)
     }
 
-    private init(bytes: UnsafeBufferPointer<UInt8>) {
-        self.bytes = bytes
+    /// The record, or nil for any failure (reading back a record that parsed at load time).
+    static func recordIfValid(
+        in bytes: UnsafeBufferPointer<UInt8>, at start: Int, fields: Fields, schema: CatalogSchema
+    ) -> CatalogRecord? {
+        try? record(in: bytes, at: start, fields: fields, schema: schema).record
     }
 
     private enum Key {
-        case albumId, id, title, url, thumbnailUrl, other
+        case id, group, title, url, thumbnailUrl, other
     }
 
-    private mutating func object(_ fields: Fields) -> CatalogRecord? {
-        var albumId: Int?, id: Int?, title: String?, url: String?, thumbnailUrl: String?
-        guard consume(0x7B) else { return nil }  // {
-        if !consume(0x7D) {
-            repeat {
-                guard let key = key(), consume(0x3A) else { return nil }
+    mutating func object(_ fields: Fields) throws(Failure) -> CatalogRecord {
+        let start = index
+        var group: Int?, id: Int?, title: String?, url: String?, thumbnailUrl: String?
+        var urlProblem: String?, thumbnailProblem: String?
+        skipSpace()
+        guard try peek() == 0x7B else { throw invalid("a record is not a JSON object") }
+        index += 1
+        skipSpace()
+        if try peek() == 0x7D {
+            index += 1
+        } else {
+            while true {
+                skipSpace()
+                let key = try key()
+                skipSpace()
+                guard try peek() == 0x3A else { throw invalid("expected ':' after a key") }
+                index += 1
                 skipSpace()
                 switch key {
-                case .albumId: albumId = integer()
-                case .id: id = integer()
-                case .title: title = string(making: fields.contains(.title))
-                case .url: url = string(making: fields.contains(.url))
-                case .thumbnailUrl: thumbnailUrl = string(making: fields.contains(.thumbnailUrl))
-                case .other: guard skipValue() else { return nil }
+                case .id: id = try integer(schema.idName)
+                case .group: group = try groupValue()
+                case .title: title = try string(named: "title", making: fields.contains(.title))
+                case .url: (url, urlProblem) = try urlValue(fields.contains(.url))
+                case .thumbnailUrl: (thumbnailUrl, thumbnailProblem) = try urlValue(fields.contains(.thumbnailUrl))
+                case .other: try skipValue()
                 }
-                if index > bytes.count { return nil }
-            } while consume(0x2C)
-            guard consume(0x7D) else { return nil }
+                skipSpace()
+                let next = try peek()
+                index += 1
+                if next == 0x2C { continue }
+                guard next == 0x7D else {
+                    index -= 1
+                    throw invalid("expected ',' or '}' in a record")
+                }
+                break
+            }
         }
-        guard let albumId, let id, let title, let url, let thumbnailUrl else { return nil }
-        return CatalogRecord(albumId: albumId, id: id, title: title, url: url, thumbnailUrl: thumbnailUrl)
+        guard let id else {
+            throw Failure(offset: start, message: "the record has no \"\(schema.idName)\"", needsMore: false)
+        }
+        var record = CatalogRecord(albumId: group ?? 0, id: id, title: title ?? "", url: url ?? "", thumbnailUrl: thumbnailUrl ?? "")
+        record.urlProblem = fields.contains(.url) ? urlProblem : thumbnailProblem
+        return record
     }
 
-    private mutating func skipSpace() {
+    private func invalid(_ message: String) -> Failure {
+        Failure(offset: index, message: message, needsMore: false)
+    }
+
+    private func peek() throws(Failure) -> UInt8 {
+        guard index < bytes.count else { throw Failure(offset: index, message: "the text ends inside a record", needsMore: true) }
+        return bytes[index]
+    }
+
+    mutating func skipSpace() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x0A, 0x0D, 0x09: index += 1
@@ -82,91 +125,184 @@ struct CatalogParser {
         }
     }
 
-    /// Skips white space, then takes `byte` if it is next.
-    private mutating func consume(_ byte: UInt8) -> Bool {
-        skipSpace()
-        guard index < bytes.count, bytes[index] == byte else { return false }
-        index += 1
-        return true
+    private mutating func key() throws(Failure) -> Key {
+        guard try peek() == 0x22 else { throw invalid("expected a key in double quotes") }
+        let save = index
+        if let (start, end) = try plainString() {
+            return match(UnsafeBufferPointer(rebasing: bytes[start..<end]))
+        }
+        index = save
+        let text = try string(named: "key", making: true)
+        var copy = text
+        return copy.withUTF8 { match($0) }
     }
 
-    /// A key, matched as bytes (keys are always plain: one with an escape goes to JSONDecoder).
-    private mutating func key() -> Key? {
-        guard let (start, end) = plainString() else { return nil }
-        func matches(_ name: StaticString) -> Bool {
-            end - start == name.utf8CodeUnitCount && memcmp(bytes.baseAddress! + start, name.utf8Start, end - start) == 0
+    private func match(_ key: UnsafeBufferPointer<UInt8>) -> Key {
+        func equal(_ name: [UInt8]) -> Bool {
+            name.count == key.count && name.withUnsafeBufferPointer { memcmp($0.baseAddress!, key.baseAddress!, key.count) == 0 }
         }
-        if matches("id") { return .id }
-        if matches("albumId") { return .albumId }
-        if matches("title") { return .title }
-        if matches("url") { return .url }
-        if matches("thumbnailUrl") { return .thumbnailUrl }
+        if key.isEmpty { return .other }
+        if equal(schema.id) { return .id }
+        if equal(schema.url) { return .url }
+        if equal(schema.thumbnailUrl) { return .thumbnailUrl }
+        if equal(schema.title) { return .title }
+        if equal(schema.group) { return .group }
         return .other
     }
 
-    /// A plain integer (no fraction or exponent: those go to JSONDecoder).
-    private mutating func integer() -> Int? {
+    /// An integer id: a JSON number with no fraction or exponent, in Int's range.
+    private mutating func integer(_ name: String) throws(Failure) -> Int {
         let start = index
-        if index < bytes.count, bytes[index] == 0x2D { index += 1 }
+        let byte = try peek()
+        guard byte == 0x2D || (0x30...0x39).contains(byte) else {
+            throw Failure(offset: start, message: "\"\(name)\" is not an integer", needsMore: false)
+        }
+        let (isInteger, end) = try number()
+        guard isInteger else {
+            throw Failure(offset: start, message: "\"\(name)\" is not an integer", needsMore: false)
+        }
+        // Digits accumulated negatively, so Int.min fits; no String is made.
+        let negative = bytes[start] == 0x2D
         var value = 0
-        var digits = 0
-        while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
-            let (product, overflow) = value.multipliedReportingOverflow(by: 10)
-            guard !overflow, digits < 18 else { return nil }
-            value = product + Int(bytes[index] - 0x30)
-            digits += 1
-            index += 1
+        for index in (negative ? start + 1 : start)..<end {
+            let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflow2) = times10.subtractingReportingOverflow(Int(bytes[index] &- 0x30))
+            guard !overflow1, !overflow2 else {
+                throw Failure(offset: start, message: "\"\(name)\" is out of range", needsMore: false)
+            }
+            value = next
         }
-        guard digits > 0, index >= bytes.count || ![0x2E, 0x65, 0x45].contains(bytes[index]) else {
-            index = bytes.count + 1  // a fraction or exponent: let JSONDecoder judge
+        if negative { return value }
+        guard value != Int.min else { throw Failure(offset: start, message: "\"\(name)\" is out of range", needsMore: false) }
+        return -value
+    }
+
+    /// The group (`--group`): an integer, or a string holding one (as CSV gives it); null is none.
+    private mutating func groupValue() throws(Failure) -> Int? {
+        let start = index
+        switch try peek() {
+        case 0x6E:
+            try literal("null")
             return nil
+        case 0x22:
+            let text = try string(named: schema.groupName, making: true)
+            guard let value = Int(text) else {
+                throw Failure(offset: start, message: "\"\(schema.groupName)\" is not an integer (the gallery groups by integer)", needsMore: false)
+            }
+            return value
+        default:
+            return try integer(schema.groupName)
         }
-        return bytes[start] == 0x2D ? -value : value
+    }
+
+    /// A URL string (null or absent is empty: the record fails alone); one over 8 KiB or not
+    /// UTF-8 comes back empty with the reason.
+    private mutating func urlValue(_ making: Bool) throws(Failure) -> (String, String?) {
+        if try peek() == 0x6E {
+            try literal("null")
+            return ("", nil)
+        }
+        let start = index
+        let value = try string(named: "url", making: making)
+        guard making else { return ("", nil) }
+        if index - start - 2 > CatalogSchema.maxURLBytes, value.utf8.count > CatalogSchema.maxURLBytes {
+            return ("", "a URL of \(value.utf8.count) bytes, over the limit of \(CatalogSchema.maxURLBytes)")
+        }
+        // String(decoding:) puts U+FFFD where the bytes are not UTF-8.
+        if value.utf8.contains(where: { $0 >= 0x80 }), value.unicodeScalars.contains("\u{FFFD}") {
+            return ("", "a URL that is not valid UTF-8")
+        }
+        return (value, nil)
+    }
+
+    private mutating func literal(_ word: StaticString) throws(Failure) {
+        let count = word.utf8CodeUnitCount
+        guard index + count <= bytes.count else {
+            if memcmp(bytes.baseAddress! + index, word.utf8Start, bytes.count - index) == 0 {
+                throw Failure(offset: index, message: "the text ends inside a record", needsMore: true)
+            }
+            throw invalid("not a JSON value")
+        }
+        guard memcmp(bytes.baseAddress! + index, word.utf8Start, count) == 0 else { throw invalid("not a JSON value") }
+        index += count
+    }
+
+    /// A JSON number, strictly (`-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`); whether it is an integer.
+    private mutating func number() throws(Failure) -> (isInteger: Bool, end: Int) {
+        func digits(_ parser: inout CatalogParser) throws(Failure) -> Int {
+            var count = 0
+            while true {
+                let byte = try parser.peekOrEnd()
+                guard let byte, (0x30...0x39).contains(byte) else { return count }
+                parser.index += 1
+                count += 1
+            }
+        }
+        var isInteger = true
+        if try peek() == 0x2D { index += 1 }
+        let first = try peek()
+        guard (0x30...0x39).contains(first) else { throw invalid("not a JSON number") }
+        if first == 0x30 {
+            index += 1
+            if let next = try peekOrEnd(), (0x30...0x39).contains(next) { throw invalid("a number with a leading zero") }
+        } else {
+            _ = try digits(&self)
+        }
+        if try peekOrEnd() == 0x2E {
+            index += 1
+            isInteger = false
+            guard try digits(&self) > 0 else { throw invalid("a number with no digits after '.'") }
+        }
+        if let e = try peekOrEnd(), e == 0x65 || e == 0x45 {
+            index += 1
+            isInteger = false
+            if let sign = try peekOrEnd(), sign == 0x2B || sign == 0x2D { index += 1 }
+            guard try digits(&self) > 0 else { throw invalid("a number with no digits in its exponent") }
+        }
+        return (isInteger, index)
+    }
+
+    /// The next byte; at the end of the bytes, more text is needed to know where a number ends.
+    private func peekOrEnd() throws(Failure) -> UInt8? {
+        guard index < bytes.count else { throw Failure(offset: index, message: "the text ends inside a record", needsMore: true) }
+        return bytes[index]
     }
 
     /// The bounds of a string without escapes or control characters, taken; nil (and nothing
     /// taken) for any other string.
-    private mutating func plainString() -> (start: Int, end: Int)? {
-        skipSpace()
-        guard index < bytes.count, bytes[index] == 0x22 else { return nil }
+    private mutating func plainString() throws(Failure) -> (start: Int, end: Int)? {
         let start = index + 1
         var end = start
-        while end < bytes.count, bytes[end] != 0x22 {
-            if bytes[end] == 0x5C || bytes[end] < 0x20 { return nil }
+        while end < bytes.count {
+            let byte = bytes[end]
+            if byte == 0x22 {
+                index = end + 1
+                return (start, end)
+            }
+            if byte == 0x5C || byte < 0x20 { return nil }
             end += 1
         }
-        guard end < bytes.count else { return nil }
-        index = end + 1
-        return (start, end)
+        throw Failure(offset: bytes.count, message: "the text ends inside a string", needsMore: true)
     }
 
     /// A string value, with escapes decoded; with `making` false, checked the same way but
     /// returned empty.
-    private mutating func string(making: Bool = true) -> String? {
+    private mutating func string(named name: String, making: Bool) throws(Failure) -> String {
+        guard try peek() == 0x22 else { throw invalid("\"\(name)\" is not a string") }
         let save = index
-        if let (start, end) = plainString() {
+        if let (start, end) = try plainString() {
             return making ? String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self) : ""
         }
-        index = save
-        skipSpace()
-        guard index < bytes.count, bytes[index] == 0x22 else { return fail() }
-        index += 1
-        var scalars = String.UnicodeScalarView()
+        index = save + 1
         var utf8: [UInt8] = []
-        func flush() {
-            scalars.append(contentsOf: String(decoding: utf8, as: UTF8.self).unicodeScalars)
-            utf8.removeAll(keepingCapacity: true)
-        }
-        while index < bytes.count {
-            let byte = bytes[index]
+        while true {
+            let byte = try peek()
             index += 1
             switch byte {
             case 0x22:
-                flush()
-                return making ? String(scalars) : ""
+                return making ? String(decoding: utf8, as: UTF8.self) : ""
             case 0x5C:
-                guard index < bytes.count else { return fail() }
-                let escape = bytes[index]
+                let escape = try peek()
                 index += 1
                 switch escape {
                 case 0x22, 0x5C, 0x2F: utf8.append(escape)
@@ -176,82 +312,99 @@ struct CatalogParser {
                 case 0x72: utf8.append(0x0D)
                 case 0x74: utf8.append(0x09)
                 case 0x75:
-                    guard var code = hex4() else { return fail() }
+                    var code = try hex4()
                     if (0xD800..<0xDC00).contains(code) {
-                        guard index + 1 < bytes.count, bytes[index] == 0x5C, bytes[index + 1] == 0x75 else { return fail() }
-                        index += 2
-                        guard let low = hex4(), (0xDC00..<0xE000).contains(low) else { return fail() }
+                        guard try peek() == 0x5C else { throw invalid("a lone surrogate in a \\u escape") }
+                        index += 1
+                        guard try peek() == 0x75 else { throw invalid("a lone surrogate in a \\u escape") }
+                        index += 1
+                        let low = try hex4()
+                        guard (0xDC00..<0xE000).contains(low) else { throw invalid("a lone surrogate in a \\u escape") }
                         code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
                     }
-                    guard let scalar = Unicode.Scalar(code) else { return fail() }
-                    flush()
-                    scalars.append(scalar)
-                default: return fail()
+                    guard let scalar = Unicode.Scalar(code) else { throw invalid("a lone surrogate in a \\u escape") }
+                    utf8.append(contentsOf: Array(String(Character(scalar)).utf8))
+                default:
+                    index -= 1
+                    throw invalid("an invalid escape in a string")
                 }
-            case 0..<0x20: return fail()
+            case 0..<0x20:
+                index -= 1
+                throw invalid("a control character in a string")
             default: utf8.append(byte)
             }
         }
-        return fail()
     }
 
-    private mutating func hex4() -> UInt32? {
-        guard index + 4 <= bytes.count else { return nil }
+    private mutating func hex4() throws(Failure) -> UInt32 {
         var value: UInt32 = 0
         for _ in 0..<4 {
-            guard let digit = bytes[index].hexDigitValue else { return nil }
+            guard let digit = try peek().hexDigitValue else { throw invalid("an invalid \\u escape") }
             value = value << 4 | UInt32(digit)
             index += 1
         }
         return value
     }
 
-    /// How deep a skipped value may nest: deeper goes to JSONDecoder, which refuses over 512 levels.
+    /// How deep a skipped value may nest (JSONDecoder refuses over 512 levels).
     static let maxSkipDepth = 500
 
     /// Skips a value of any type (for fields the catalog does not use). Iterative, with the open
     /// arrays and objects on a stack of closing bytes, so no nesting can exhaust the thread's stack.
-    private mutating func skipValue() -> Bool {
+    mutating func skipValue() throws(Failure) {
         var closers: [UInt8] = []
         while true {
             skipSpace()
-            guard index < bytes.count else { return false }
-            switch bytes[index] {
+            switch try peek() {
             case 0x7B, 0x5B:
                 let close: UInt8 = bytes[index] == 0x7B ? 0x7D : 0x5D
                 index += 1
-                if !consume(close) {
-                    guard closers.count < Self.maxSkipDepth, member(closedBy: close) else { return false }
+                skipSpace()
+                if try peek() == close {
+                    index += 1
+                } else {
+                    guard closers.count < Self.maxSkipDepth else { throw invalid("values nested more than \(Self.maxSkipDepth) deep") }
                     closers.append(close)
+                    try member(closedBy: close)
                     continue
                 }
-            case 0x22:
-                guard string(making: false) != nil else { return false }
-            default:
-                let start = index
-                while index < bytes.count, !([0x2C, 0x7D, 0x5D, 0x20, 0x0A, 0x0D, 0x09] as [UInt8]).contains(bytes[index]) {
-                    index += 1
-                }
-                let word = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-                guard ["true", "false", "null"].contains(word) || Double(word) != nil else { return false }
+            case 0x22: _ = try string(named: "value", making: false)
+            case 0x74: try literal("true")
+            case 0x66: try literal("false")
+            case 0x6E: try literal("null")
+            default: _ = try number()
             }
             // A value ended: close every container it ends, then start the next member, if any.
-            while let close = closers.last, !consume(0x2C) {
-                guard consume(close) else { return false }
+            while let close = closers.last {
+                skipSpace()
+                let next = try peek()
+                if next == 0x2C {
+                    index += 1
+                    try member(closedBy: close)
+                    break
+                }
+                guard next == close else { throw invalid(close == 0x7D ? "expected ',' or '}'" : "expected ',' or ']'") }
+                index += 1
                 closers.removeLast()
             }
-            guard let close = closers.last else { return true }
-            guard member(closedBy: close) else { return false }
+            if closers.isEmpty { return }
         }
     }
 
     /// Inside an object (`close` is `}`), takes a member's key and colon; inside an array, nothing.
-    private mutating func member(closedBy close: UInt8) -> Bool {
-        close == 0x5D || (string(making: false) != nil && consume(0x3A))
+    private mutating func member(closedBy close: UInt8) throws(Failure) {
+        guard close == 0x7D else { return }
+        skipSpace()
+        guard try peek() == 0x22 else { throw invalid("expected a key in double quotes") }
+        _ = try string(named: "key", making: false)
+        skipSpace()
+        guard try peek() == 0x3A else { throw invalid("expected ':' after a key") }
+        index += 1
     }
 
-    private mutating func fail<T>() -> T? {
-        index = bytes.count + 1
-        return nil
+    /// A string at `index` (after white space), decoded: pointer navigation's keys.
+    mutating func keyText() throws(Failure) -> String {
+        skipSpace()
+        return try string(named: "key", making: true)
     }
 }

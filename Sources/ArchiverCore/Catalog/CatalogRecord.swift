@@ -1,10 +1,14 @@
-/// One record of the catalog: the JSONPlaceholder `/photos` schema.
+/// One record of the catalog: the JSONPlaceholder `/photos` schema, or the same fields found
+/// under the keys `CatalogOptions` names.
 public struct CatalogRecord: Sendable, Equatable, Codable {
     public var albumId: Int
     public var id: Int
     public var title: String
     public var url: String
     public var thumbnailUrl: String
+    /// Why the image URL cannot be used as it stands (over 8 KiB, not UTF-8); the record then
+    /// fails alone as `invalid-url` with this short reason, and its `url` is empty.
+    public var urlProblem: String?
 
     public init(albumId: Int, id: Int, title: String, url: String, thumbnailUrl: String) {
         self.albumId = albumId
@@ -16,15 +20,21 @@ public struct CatalogRecord: Sendable, Equatable, Codable {
 
     /// The URL in the chosen field.
     public func url(for field: ImageField) -> String {
-        switch field {
-        case .url: url
-        case .thumbnailUrl: thumbnailUrl
-        }
+        field == .thumbnailUrl ? thumbnailUrl : url
     }
 }
 
-/// Which record field holds the image URL to archive.
-public enum ImageField: String, Sendable, CaseIterable, Codable {
-    case url
-    case thumbnailUrl
+/// Which record key holds the image URL to archive (`--field`): `url` by default, `thumbnailUrl`
+/// for the JSONPlaceholder thumbnails, or any key a catalog uses (`image_url`).
+public struct ImageField: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    public var rawValue: String
+
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    public static let url = ImageField(rawValue: "url")
+    public static let thumbnailUrl = ImageField(rawValue: "thumbnailUrl")
+
+    public var description: String { rawValue }
 }

@@ -4,8 +4,8 @@ import Glibc
 import Foundation
 
 /// Where a catalog's bytes are: an open file (read a window at a time, never held whole), bytes
-/// in memory (a catalog downloaded from a URL), or records already decoded (the rare catalog
-/// only JSONDecoder could read).
+/// in memory (a catalog downloaded from a URL), or records already decoded (what `merge`
+/// rebuilds from the shards' manifests).
 final class CatalogStorage: Sendable {
     enum Backing {
         case file(descriptor: Int32, size: Int64, modified: timespec)
@@ -14,11 +14,14 @@ final class CatalogStorage: Sendable {
     }
 
     let backing: Backing
+    /// The format, keys and columns records are read back with.
+    let layout: CatalogLayout
     /// Set when a record that parsed at load time no longer does: the file changed under the run.
     let damaged = Locked(false)
 
-    init(_ backing: Backing) {
+    init(_ backing: Backing, layout: CatalogLayout = .standard) {
         self.backing = backing
+        self.layout = layout
     }
 
     deinit {
@@ -165,15 +168,29 @@ public struct CatalogReader {
             return all[start]
         case .bytes(let data):
             return data.withUnsafeBytes { raw in
-                CatalogParser.record(in: raw.bindMemory(to: UInt8.self).prefix(upTo: end), at: start, fields: fields)?.record
+                Self.parse(raw.bindMemory(to: UInt8.self).prefix(upTo: end), at: start, fields: fields, layout: records.storage.layout)
             }
         case .file(let descriptor, _, _):
             if start < windowStart || end > windowStart + windowCount {
                 guard fill(descriptor, from: start, atLeast: end - start) else { return nil }
             }
             let (from, to) = (start - windowStart, end - windowStart)
-            return window.withUnsafeBufferPointer { CatalogParser.record(in: UnsafeBufferPointer(rebasing: $0[..<to]), at: from, fields: fields)?.record }
+            let layout = records.storage.layout
+            return window.withUnsafeBufferPointer { Self.parse(UnsafeBufferPointer(rebasing: $0[..<to]), at: from, fields: fields, layout: layout) }
         }
+    }
+
+    /// The record (a JSON object or a CSV row) at `start`; nil if it does not parse.
+    private static func parse(
+        _ bytes: UnsafeBufferPointer<UInt8>, at start: Int, fields: CatalogParser.Fields, layout: CatalogLayout
+    ) -> CatalogRecord? {
+        guard let columns = layout.columns else {
+            return CatalogParser.recordIfValid(in: bytes, at: start, fields: fields, schema: layout.schema)
+        }
+        guard let row = try? CSVRow.parse(bytes, at: start, delimiter: columns.delimiter, atEnd: true),
+            row.fields.count == columns.count
+        else { return nil }
+        return try? columns.record(bytes, row, fields: fields, schema: layout.schema)
     }
 
     private mutating func fill(_ descriptor: Int32, from offset: Int, atLeast length: Int) -> Bool {

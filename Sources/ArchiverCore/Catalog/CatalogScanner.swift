@@ -3,12 +3,20 @@ import Glibc
 #endif
 import Foundation
 
-/// The first pass over a catalog: reads it a window at a time, hashing every byte, and notes
-/// where each record object starts and its id. Nothing but those entries is kept, so loading a
-/// catalog costs memory for its records, not for its text.
-///
-/// Returns nil for anything the fast parser does not accept (a syntax error, an odd number, a
-/// record over 1 MiB); `Catalog` then reads the whole text with JSONDecoder for its message.
+/// How a catalog's records are read back: its format, the keys, and for CSV the columns.
+struct CatalogLayout: Sendable {
+    var format: CatalogFormat
+    var schema: CatalogSchema
+    var columns: CSVColumns?
+
+    static let standard = CatalogLayout(format: .json, schema: .standard, columns: nil)
+}
+
+/// The first pass over a catalog: reads it a window at a time, hashing every byte, checks all of
+/// it (strict JSON, or CSV), and notes where each record starts, its id and its group. Nothing
+/// else is kept, so loading costs memory for the records, not for the text, and a bad catalog
+/// fails in memory that does not grow with its size: the error's line and column come from the
+/// scan itself (lines are counted as windows are dropped).
 struct CatalogScanner {
     private let read: (UnsafeMutableRawBufferPointer, Int) -> Int
     private let hasher = SHA256Hasher()
@@ -18,23 +26,37 @@ struct CatalogScanner {
     private var position = 0  // next unread byte in buffer
     private var atEOF = false
     private var failed = false
-    private static let maxLookahead = 1 << 20
+    private var linesBefore = 0  // line breaks before buffer[0]
+    private var lastLineBreak = -1  // file offset of the last line break before buffer[0]
+    private var rows = 0  // CSV rows taken, header included
+    private let options: CatalogOptions
+    private let schema: CatalogSchema
+    /// Longest record (or value around the records) the scan reads.
+    static let maxRecord = 4 << 20
+
+    /// Why the scan stopped: a one-line detail naming where.
+    struct Failure: Error {
+        var detail: String
+        var unreadable = false
+    }
 
     /// Scans catalog bytes held in memory.
-    static func scan(_ data: Data) -> Result? {
-        var scanner = CatalogScanner { into, offset in
+    static func scan(_ data: Data, options: CatalogOptions = CatalogOptions()) throws(Failure) -> Result {
+        var scanner = CatalogScanner(options: options) { into, offset in
             let n = min(into.count, max(0, data.count - offset))
             // Offsets count from the first byte, which for a slice is not index 0.
             let from = data.startIndex + offset
             if n > 0 { data.copyBytes(to: into.bindMemory(to: UInt8.self), from: from..<(from + n)) }
             return n
         }
-        return scanner.scan()
+        return try scanner.scan()
     }
 
     /// `read(into, offset)` fills `into` from `offset` and returns the bytes read (0 at the end, -1 on error).
-    init(read: @escaping (UnsafeMutableRawBufferPointer, Int) -> Int) {
+    init(options: CatalogOptions = CatalogOptions(), read: @escaping (UnsafeMutableRawBufferPointer, Int) -> Int) {
         self.read = read
+        self.options = options
+        schema = CatalogSchema(options)
         buffer = [UInt8](repeating: 0, count: 256 * 1024)
     }
 
@@ -42,41 +64,268 @@ struct CatalogScanner {
         var entries: [CatalogRecords.Entry]
         var end: Int
         var sha256: String
+        var layout: CatalogLayout
     }
 
-    /// Scans everything; nil if it is not the catalog shape the fast parser reads.
-    mutating func scan() -> Result? {
+    mutating func scan() throws(Failure) -> Result {
+        guard ensure(64 * 1024) else { throw readFailure() }
+        if count >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF { position = 3 }  // a UTF-8 byte order mark
+        guard let tokens = options.pointerTokens else {
+            throw Failure(detail: "--records takes a JSON Pointer such as /data, not '\(options.records)'")
+        }
+        let format = options.format
+            ?? buffer.withUnsafeBufferPointer { CatalogFormat.detect(UnsafeBufferPointer(rebasing: $0[position..<count]), hasPointer: !tokens.isEmpty) }
+        if !tokens.isEmpty, format != .json {
+            throw Failure(detail: "--records applies to a JSON document, not to \(format.rawValue)")
+        }
+        var layout = CatalogLayout(format: format, schema: schema, columns: nil)
         var entries: [CatalogRecords.Entry] = []
         var end = 0
-        guard nextByte() == 0x5B else { return nil }  // [
+        switch format {
+        case .json: try scanJSON(tokens, &entries, &end)
+        case .jsonl: try scanLines(&entries, &end)
+        case .csv, .tsv: layout.columns = try scanRows(format == .tsv ? 0x09 : 0x2C, &entries, &end)
+        }
+        guard !failed else { throw readFailure() }
+        return Result(entries: entries, end: end, sha256: hasher.finish(), layout: layout)
+    }
+
+    private mutating func scanJSON(_ tokens: [String], _ entries: inout [CatalogRecords.Entry], _ end: inout Int) throws(Failure) {
+        var closers: [UInt8] = []
+        var path = ""
+        for token in tokens {
+            let open = nextByte()
+            if open == 0x7B {
+                position += 1
+                while true {
+                    guard let next = nextByte(), next != 0x7D else {
+                        throw located(position, "the document has no \(path)/\(Self.escaped(token)) (--records \(options.records))")
+                    }
+                    let key = try parse { try $0.keyText() }
+                    guard nextByte() == 0x3A else { throw located(position, "expected ':' after a key") }
+                    position += 1
+                    if key == token { break }
+                    try parse { try $0.skipValue() }
+                    try separator(0x7D, path + "/" + Self.escaped(token))
+                }
+                closers.append(0x7D)
+            } else if open == 0x5B, let wanted = Int(token), wanted >= 0 {
+                position += 1
+                for _ in 0..<wanted {
+                    guard nextByte() != 0x5D else { throw located(position, "the document has no \(path)/\(Self.escaped(token))") }
+                    try parse { try $0.skipValue() }
+                    try separator(0x5D, path + "/" + Self.escaped(token))
+                }
+                guard nextByte() != 0x5D else { throw located(position, "the document has no \(path)/\(Self.escaped(token))") }
+                closers.append(0x5D)
+            } else {
+                throw located(position, "the document has no \(path)/\(Self.escaped(token)): \(path.isEmpty ? "the top level" : path) is not an object")
+            }
+            path += "/" + Self.escaped(token)
+        }
+        guard nextByte() == 0x5B else {
+            throw located(position, path.isEmpty ? "the top level is not an array (for records inside an object, use --records, e.g. --records /data)" : "\(path) is not an array")
+        }
         position += 1
         if nextByte() == 0x5D {
             position += 1
         } else {
             while true {
-                var lookahead = 64 * 1024
-                var parsed: (record: CatalogRecord, end: Int)?
-                while true {
-                    guard ensure(lookahead) else { return nil }
-                    parsed = buffer.withUnsafeBufferPointer {
-                        CatalogParser.record(in: UnsafeBufferPointer(rebasing: $0[..<count]), at: position, fields: [])
-                    }
-                    if parsed != nil || atEOF || lookahead >= Self.maxLookahead { break }
-                    lookahead *= 4
-                }
-                guard let (record, stop) = parsed else { return nil }
-                entries.append(.init(id: record.id, offset: base + position, albumId: record.albumId))
-                position = stop
+                _ = nextByte()
+                let start = base + position
+                let record = try parse(record: entries.count + 1) { try $0.object([]) }
+                entries.append(.init(id: record.id, offset: start, albumId: record.albumId))
                 end = base + position
-                let separator = nextByte()
+                let next = nextByte()
+                if next == 0x2C {
+                    position += 1
+                    continue
+                }
+                guard next == 0x5D else { throw located(position, "expected ',' or ']' after record \(entries.count)") }
                 position += 1
-                if separator == 0x2C { continue }
-                guard separator == 0x5D else { return nil }
                 break
             }
         }
-        guard nextByte() == nil, !failed else { return nil }
-        return Result(entries: entries, end: end, sha256: hasher.finish())
+        // Whatever follows the array inside the document is checked, not used.
+        for close in closers.reversed() {
+            while true {
+                let next = nextByte()
+                if next == close {
+                    position += 1
+                    break
+                }
+                guard next == 0x2C else { throw located(position, "expected ',' or '\(UnicodeScalar(close))'") }
+                position += 1
+                if close == 0x7D {
+                    _ = try parse { try $0.keyText() }
+                    guard nextByte() == 0x3A else { throw located(position, "expected ':' after a key") }
+                    position += 1
+                }
+                try parse { try $0.skipValue() }
+            }
+        }
+        guard nextByte() == nil else { throw located(position, "text after the end of the JSON document") }
+    }
+
+    /// After a skipped member or element: `,` (taken) or the container's end (an error: what
+    /// was looked for is not there).
+    private mutating func separator(_ close: UInt8, _ wanted: String) throws(Failure) {
+        let next = nextByte()
+        if next == 0x2C {
+            position += 1
+            return
+        }
+        if next == close { throw located(position, "the document has no \(wanted) (--records \(options.records))") }
+        throw located(position, "expected ',' or '\(UnicodeScalar(close))'")
+    }
+
+    private mutating func scanLines(_ entries: inout [CatalogRecords.Entry], _ end: inout Int) throws(Failure) {
+        while nextByte() != nil {
+            let start = base + position
+            let record: CatalogRecord
+            do {
+                record = try parse(record: entries.count + 1) { try $0.object([]) }
+            } catch where entries.isEmpty && options.format == nil && error.detail.contains("has no") {
+                throw Failure(detail: error.detail + " (read as JSON Lines; for records in an array inside an object, use --records, e.g. --records /data)")
+            }
+            entries.append(.init(id: record.id, offset: start, albumId: record.albumId))
+            end = base + position
+            while true {
+                guard ensure(1), position < count else { break }
+                let byte = buffer[position]
+                if byte == 0x20 || byte == 0x09 || byte == 0x0D {
+                    position += 1
+                    continue
+                }
+                guard byte == 0x0A else { throw located(position, "expected a line break after record \(entries.count) (JSON Lines: one record per line)") }
+                position += 1
+                break
+            }
+        }
+    }
+
+    private mutating func scanRows(_ delimiter: UInt8, _ entries: inout [CatalogRecords.Entry], _ end: inout Int) throws(Failure) -> CSVColumns {
+        let header = try parse { bytes, at, atEnd in try CSVRow.parse(bytes, at: at, delimiter: delimiter, atEnd: atEnd) }
+        rows = 1
+        let names = buffer.withUnsafeBufferPointer { raw in header.fields.map { CSVRow.text(UnsafeBufferPointer(rebasing: raw[..<count]), $0) } }
+        func column(_ key: String) -> Int? { names.firstIndex(of: key) }
+        guard let id = column(options.idKey) else {
+            throw Failure(detail: "row 1: the header has no \"\(options.idKey)\" column (it has \(names.prefix(8).map { "\"\(Self.printable($0))\"" }.joined(separator: ", ")))")
+        }
+        let urlKey = options.field == .thumbnailUrl ? "url" : options.field.rawValue
+        let columns = CSVColumns(
+            delimiter: delimiter, count: names.count, id: id, url: column(urlKey), thumbnailUrl: column("thumbnailUrl"),
+            title: column(options.titleKey), group: column(options.groupKey))
+        while true {
+            guard ensure(1) else { throw readFailure() }
+            if position >= count, atEOF { break }
+            let start = base + position
+            let row = try parse { bytes, at, atEnd in try CSVRow.parse(bytes, at: at, delimiter: delimiter, atEnd: atEnd) }
+            rows += 1
+            if row.isBlank { continue }
+            guard row.fields.count == columns.count else {
+                throw Failure(detail: "row \(rows), line \(line(at: start - base)): \(row.fields.count) fields where the header has \(columns.count)")
+            }
+            let record: CatalogRecord
+            do {
+                record = try buffer.withUnsafeBufferPointer { raw in
+                    try columns.record(UnsafeBufferPointer(rebasing: raw[..<count]), row, fields: [], schema: schema)
+                }
+            } catch {
+                throw Failure(detail: "row \(rows), line \(line(at: start - base)): \((error as? CatalogParser.Failure)?.message ?? "\(error)")")
+            }
+            entries.append(.init(id: record.id, offset: start, albumId: record.albumId))
+            end = base + position
+        }
+        return columns
+    }
+
+    /// Runs the record parser at `position`, reading more of the text as it needs (up to
+    /// `maxRecord`), and takes what it parsed.
+    @discardableResult
+    private mutating func parse<T>(record: Int? = nil, _ body: (inout CatalogParser) throws -> T) throws(Failure) -> T {
+        let schema = schema
+        return try parse(record: record) { bytes, at, _ in
+            var parser = CatalogParser(bytes: bytes, at: at, schema: schema)
+            let value = try body(&parser)
+            return (value, parser.index)
+        }
+    }
+
+    private mutating func parse(
+        _ body: (UnsafeBufferPointer<UInt8>, Int, Bool) throws -> CSVRow
+    ) throws(Failure) -> CSVRow {
+        try parse(record: nil) { bytes, at, atEnd in
+            let row = try body(bytes, at, atEnd)
+            return (row, row.end)
+        }
+    }
+
+    private mutating func parse<T>(
+        record: Int?, _ body: (UnsafeBufferPointer<UInt8>, Int, Bool) throws -> (T, Int)
+    ) throws(Failure) -> T {
+        var lookahead = 64 * 1024
+        while true {
+            guard ensure(lookahead) else { throw readFailure() }
+            let outcome: Swift.Result<(T, Int), CatalogParser.Failure> = buffer.withUnsafeBufferPointer { raw in
+                do {
+                    return .success(try body(UnsafeBufferPointer(rebasing: raw[..<count]), position, atEOF))
+                } catch {
+                    return .failure(error as? CatalogParser.Failure ?? CatalogParser.Failure(offset: position, message: "\(error)", needsMore: false))
+                }
+            }
+            switch outcome {
+            case .success(let (value, end)):
+                position = end
+                return value
+            case .failure(let failure):
+                let prefix = record.map { "record \($0): " } ?? ""
+                if failure.needsMore, !atEOF {
+                    if lookahead < Self.maxRecord {
+                        lookahead *= 4
+                        continue
+                    }
+                    throw located(position, prefix + "longer than \(Self.maxRecord >> 20) MiB (the most a record may be)")
+                }
+                throw located(failure.offset, prefix + failure.message)
+            }
+        }
+    }
+
+    /// A pointer's reference token as the pointer spells it (`~0` for `~`, `~1` for `/`).
+    static func escaped(_ token: String) -> String {
+        token.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+    }
+
+    /// A header name fit for a one-line message: at most 40 characters, control characters and
+    /// what is not UTF-8 shown as `?`.
+    static func printable(_ text: String) -> String {
+        let shown = String(text.unicodeScalars.prefix(40).map { $0.value < 0x20 || $0 == "\u{FFFD}" ? "?" : Character($0) })
+        return text.unicodeScalars.count > 40 ? shown + "..." : shown
+    }
+
+    private func readFailure() -> Failure {
+        Failure(detail: "read failed: \(String(cString: strerror(errno)))", unreadable: true)
+    }
+
+    /// `line L, column C: message` for the byte at buffer index `index` (columns count bytes);
+    /// for CSV, the row too.
+    private func located(_ index: Int, _ message: String) -> Failure {
+        let index = min(index, count)
+        var breaks = 0
+        var last = lastLineBreak
+        for i in 0..<index where buffer[i] == 0x0A {
+            breaks += 1
+            last = base + i
+        }
+        let row = rows > 0 ? "row \(rows + 1), " : ""
+        return Failure(detail: "\(row)line \(linesBefore + breaks + 1), column \(base + index - last): \(message)")
+    }
+
+    private func line(at index: Int) -> Int {
+        var breaks = 0
+        for i in 0..<min(index, count) where buffer[i] == 0x0A { breaks += 1 }
+        return linesBefore + breaks + 1
     }
 
     /// The next byte that is not white space, reading more as needed; nil at the end.
@@ -94,7 +343,17 @@ struct CatalogScanner {
     /// Makes at least `wanted` bytes available from `position`, unless the text ends sooner.
     private mutating func ensure(_ wanted: Int) -> Bool {
         if count - position >= wanted || atEOF { return !failed }
-        // Keep the unread tail, then read until the buffer is full or the text ends.
+        // Count the line breaks of what is dropped, keep the unread tail, then read until the
+        // buffer is full or the text ends.
+        buffer.withUnsafeBufferPointer { raw in
+            var from = 0
+            while from < position, let hit = memchr(raw.baseAddress! + from, 0x0A, position - from) {
+                let at = raw.baseAddress!.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+                linesBefore += 1
+                lastLineBreak = base + at
+                from = at + 1
+            }
+        }
         let tail = count - position
         if buffer.count < 2 * wanted { buffer += [UInt8](repeating: 0, count: 2 * wanted - buffer.count) }
         buffer.withUnsafeMutableBytes { raw in

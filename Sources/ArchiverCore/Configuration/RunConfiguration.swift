@@ -14,7 +14,12 @@ public struct RunConfiguration: Sendable {
     public var caFile: String?
     /// Offer HTTP/2 to HTTPS servers (`--http2`).
     public var http2 = false
-    public var field: ImageField = .url
+    /// The record key of the image URL (`--field`); `catalog.field` is kept equal to it.
+    public var field: ImageField = .url {
+        didSet { catalog.field = field }
+    }
+    /// The catalog's format and keys (`--format`, `--records`, `--id`, `--title`, `--group`).
+    public var catalog = CatalogOptions()
     /// Archive only this share of the catalog (`--shard I/N`); nil for all of it.
     public var shard: Shard?
     public var mirrors = MirrorMap()

@@ -120,7 +120,9 @@ public final class Archiver: Sendable {
         AtomicFileWriter.removeDebris(in: layout.state.path)
         AtomicFileWriter.removeDebris(in: layout.pages.path)
         try RunOptions(
-            catalog: catalog.source, field: config.field, records: catalog.records.count, shard: config.shard?.description
+            catalog: catalog.source, field: config.field, records: catalog.records.count, shard: config.shard?.description,
+            idKey: config.catalog.idKey == "id" ? nil : config.catalog.idKey,
+            pointer: config.catalog.records.isEmpty ? nil : config.catalog.records
         ).claim(layout)
 
         let store = KeyedStore(directory: layout.images, fileSystem: fileSystem, durable: config.durable)

@@ -95,6 +95,11 @@ public struct Plan: Sendable {
                     }
                 }
             }
+            if let problem = record.urlProblem {
+                rejected.append(
+                    ItemRecord(id: record.id, url: "", source: "", status: .failed, error: RecordedError(ItemError.invalidURL(problem))))
+                continue
+            }
             let source = mirrors.resolve(url)
             guard Self.isHTTPURL(source) else {
                 rejected.append(

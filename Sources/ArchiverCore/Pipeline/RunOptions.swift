@@ -8,6 +8,10 @@ struct RunOptions: Codable, Equatable {
     var records: Int
     /// `--shard` as given (`2/4`); nil for a run of the whole catalog.
     var shard: String?
+    /// `--id` when not `id`: another key gives every record another identity.
+    var idKey: String? = nil
+    /// `--records` when given: another pointer reads other records from the same file.
+    var pointer: String? = nil
 
     /// Refuses a mismatch with what the directory already records, then records these.
     func claim(_ layout: BundleLayout) throws(RunError) {
@@ -20,6 +24,13 @@ struct RunOptions: Codable, Equatable {
             if recorded.catalog != catalog {
                 throw .optionsChanged(
                     directory: directory, option: "--catalog", recorded: recorded.catalog, given: catalog)
+            }
+            if (recorded.idKey ?? "id") != (idKey ?? "id") {
+                throw .optionsChanged(directory: directory, option: "--id", recorded: recorded.idKey ?? "id", given: idKey ?? "id")
+            }
+            if (recorded.pointer ?? "") != (pointer ?? "") {
+                throw .optionsChanged(
+                    directory: directory, option: "--records", recorded: recorded.pointer ?? "(none)", given: pointer ?? "none")
             }
             if recorded.shard != shard {
                 throw .optionsChanged(
@@ -41,6 +52,14 @@ struct RunOptions: Codable, Equatable {
         ManifestEncoding.string(catalog, into: &out)
         out += #","field":"#.utf8
         ManifestEncoding.string(field.rawValue, into: &out)
+        if let idKey {
+            out += #","idKey":"#.utf8
+            ManifestEncoding.string(idKey, into: &out)
+        }
+        if let pointer {
+            out += #","pointer":"#.utf8
+            ManifestEncoding.string(pointer, into: &out)
+        }
         out += #","records":\#(records)"#.utf8
         if let shard {
             out += #","shard":"#.utf8

@@ -128,7 +128,7 @@ public struct BundleMerger: Sendable {
             source: reference.catalog.source, sha256: reference.catalog.sha256,
             decoded: items.map {
                 CatalogRecord(
-                    albumId: $0.albumId, id: $0.id, title: $0.title, url: field == .url ? $0.url : "",
+                    albumId: $0.albumId, id: $0.id, title: $0.title, url: field == .thumbnailUrl ? "" : $0.url,
                     thumbnailUrl: field == .thumbnailUrl ? $0.url : "")
             })
         let outcomes = items.map {

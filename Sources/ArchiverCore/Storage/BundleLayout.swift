@@ -15,4 +15,6 @@ public struct BundleLayout: Sendable {
     public var journal: URL { state.appendingPathComponent("journal") }
     public var lock: URL { state.appendingPathComponent("lock") }
     public var options: URL { state.appendingPathComponent("options.json") }
+    /// The catalog read from standard input (`--catalog -`), kept so a later run can resume.
+    public var standardInputCatalog: URL { state.appendingPathComponent("catalog") }
 }

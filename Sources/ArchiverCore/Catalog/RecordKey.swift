@@ -1,0 +1,86 @@
+import Foundation
+
+/// How a string id becomes a file name under `images/`: safely, deterministically, reversibly,
+/// and independently of every other id in the catalog. (Not wired into the pipeline yet: ids
+/// are integers there; this is the mapping string ids will use.)
+///
+/// - `a-z`, `0-9`, `-` and `_` are kept; every other byte of the id's UTF-8 is `%XX`, with
+///   uppercase hex. Uppercase letters are encoded too (`A` is `%41`), so the only uppercase
+///   letters in a name are hex digits right after a `%`: two ids never give names that differ
+///   only in case, and a case-insensitive file system (macOS, Windows) cannot merge two files.
+///   Non-ASCII is encoded, so Unicode normalization (HFS+ stores NFD) cannot merge them either.
+/// - `.` is kept except first (no `.`, `..`, hidden files, or the `.NAME.tmp-` temporaries that
+///   `prepare()` removes). No `/` or NUL can appear, so no name leaves `images/`.
+/// - A name Windows reserves (`con`, `nul`, `com1`, ... before any `.`) has its first letter encoded.
+/// - A canonical decimal integer is the integer id (`"7"` is 7, `images/7.png`); other digit
+///   strings (`007`) are encoded like any string, and cannot collide with an integer's name
+///   because an integer's name never has a leading zero.
+/// - An encoding over 200 bytes (ids of up to 66 bytes always fit) is cut at 180 bytes and ends
+///   in `~` and 16 hex digits of the id's SHA-256: `~` never appears otherwise, so such names
+///   cannot collide with reversible ones; they are reversed through the manifest, not the name.
+/// - Empty ids and ids over 200 bytes cannot be made safe: `stem` is nil (`unsafe-key`).
+public enum RecordKey {
+    /// Longest id accepted, in bytes.
+    public static let maxIDBytes = 200
+    static let maxStemBytes = 200
+
+    /// The file name without `.png` for a string id; nil if the id cannot be made safe.
+    public static func stem(for id: String) -> String? {
+        let bytes = Array(id.utf8)
+        guard !bytes.isEmpty, bytes.count <= maxIDBytes else { return nil }
+        if let integer = Int(id), String(integer) == id { return id }
+        let reserved = Set(["con", "prn", "aux", "nul"] + (1...9).flatMap { ["com\($0)", "lpt\($0)"] })
+        let base = String(decoding: bytes.prefix { $0 != 0x2E }, as: UTF8.self).lowercased()
+        let encodeFirst = reserved.contains(base)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 3)
+        for (index, byte) in bytes.enumerated() {
+            let kept: Bool
+            switch byte {
+            case 0x61...0x7A, 0x30...0x39, 0x2D, 0x5F: kept = !(index == 0 && encodeFirst)
+            case 0x2E: kept = index > 0
+            default: kept = false
+            }
+            if kept {
+                out.append(byte)
+            } else {
+                out.append(0x25)
+                out.append(hex[Int(byte >> 4)])
+                out.append(hex[Int(byte & 0x0F)])
+            }
+        }
+        guard out.count > maxStemBytes else { return String(decoding: out, as: UTF8.self) }
+        var cut = 180
+        // Do not split a %XX.
+        while cut > 0, out[cut - 1] == 0x25 || (cut > 1 && out[cut - 2] == 0x25) { cut -= 1 }
+        let digest = SHA256.hex(Data(bytes)).prefix(16)
+        return String(decoding: out[..<cut], as: UTF8.self) + "~" + digest
+    }
+
+    /// The id a reversible stem was made from; nil for a hashed (`~`) stem or one `stem(for:)`
+    /// cannot have made.
+    public static func id(fromStem name: String) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = Array(name.utf8).makeIterator()
+        while let byte = iterator.next() {
+            if byte == 0x25 {
+                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+                bytes.append(high << 4 | low)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        let id = String(decoding: bytes, as: UTF8.self)
+        return stem(for: id) == name ? id : nil
+    }
+
+    private static let hex = Array("0123456789ABCDEF".utf8)
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: byte - 0x30
+        case 0x41...0x46: byte - 0x41 + 10
+        default: nil
+        }
+    }
+}
