@@ -180,9 +180,9 @@ final class FetchOperation: Operation, @unchecked Sendable {
         state.withLock { $0.phase = .busy }
         let job = jobs[index]
         switch outcome {
-        case .cancelled:
+        case .cancelled, .notModified:  // a plain GET never gets notModified
             requestOver(index, recorded: false)
-        case .body(let data, _):
+        case .body(let data, _, _):
             requestOver(index, recorded: true) {
                 if stages.validateInParallel {
                     stages.work.async { [self] in
