@@ -22,8 +22,8 @@ public struct Progress: Sendable, Equatable {
 /// An outcome is kept in 72 bytes (the digest as bytes, sizes and the file's stamp as integers); the strings of an
 /// `ItemRecord` are made again when asked for: the URL from the catalog, the fetched URL from
 /// `--mirror`, the error from a side table (failures are few), the validators (`ETag`,
-/// `Last-Modified`) from a byte arena with one 8-byte span per record, made only once a server
-/// sends one. Outcomes carried over from earlier runs stay in the journal index and are decoded
+/// `Last-Modified`) from a `ValidatorArena` with one 8-byte span per record, made only once a
+/// server sends one. Outcomes carried over from earlier runs stay in the journal index and are decoded
 /// when asked for.
 final class Ledger: Sendable {
     struct Outcome {
@@ -47,11 +47,8 @@ final class Ledger: Sendable {
         var errors: [Int32: RecordedError] = [:]
         /// Fetched URLs that are not what `--mirror` makes of the catalog URL, by position.
         var sources: [Int32: String] = [:]
-        /// Validators of done outcomes: their bytes, and per position (once any exists) where
-        /// they are: offset << 16 | etag length << 8 | last-modified length (0 for none; a
-        /// validator is 1 to 255 bytes).
-        var validatorBytes: [UInt8] = []
-        var validatorSpans: [UInt64] = []
+        /// Where each position's validators are in `validators` (once any exists; 0 for none).
+        var validatorSpans: [ValidatorArena.Span] = []
         /// Why revalidating an item failed (its old file was kept), by position.
         var refreshFailures: [Int32: RecordedError] = [:]
         /// Journal lines recorded this run.
@@ -63,6 +60,8 @@ final class Ledger: Sendable {
     private let mirrors: MirrorMap
     private let previous: JournalIndex
     private let state: Locked<State>
+    /// The validators of done outcomes; appended to under the lock only.
+    private let validators = ValidatorArena()
 
     /// `kept`: positions whose outcome is `previous`'s; `revalidating`: done ones `--refresh`
     /// asks the server about (`previous`'s until answered); `total`: records to attempt this run.
@@ -100,7 +99,7 @@ final class Ledger: Sendable {
                 state.outcomes[position] = outcome
                 state.errors[key] = record.status == .failed ? record.error : nil
                 state.sources[key] = mirrors.resolves(record.url, to: record.source) ? nil : record.source
-                Self.store(record.status == .done ? record.validators : Validators(), at: position, in: &state)
+                store(record.status == .done ? record.validators : Validators(), at: position, in: &state)
             }
             state.progress.bytes += bytes
         }
@@ -152,30 +151,10 @@ final class Ledger: Sendable {
         }
     }
 
-    private static func store(_ validators: Validators, at position: Int, in state: inout State) {
-        guard !validators.isEmpty || !state.validatorSpans.isEmpty else { return }
+    private func store(_ found: Validators, at position: Int, in state: inout State) {
+        guard !found.isEmpty || !state.validatorSpans.isEmpty else { return }
         if state.validatorSpans.isEmpty { state.validatorSpans = Array(repeating: 0, count: state.outcomes.count) }
-        guard !validators.isEmpty else {
-            state.validatorSpans[position] = 0
-            return
-        }
-        let etag = Array((validators.etag ?? "").utf8.prefix(255))
-        let lastModified = Array((validators.lastModified ?? "").utf8.prefix(255))
-        let offset = UInt64(state.validatorBytes.count)
-        state.validatorBytes += etag
-        state.validatorBytes += lastModified
-        state.validatorSpans[position] = offset << 16 | UInt64(etag.count) << 8 | UInt64(lastModified.count)
-    }
-
-    private static func validators(at position: Int, in state: State) -> Validators {
-        guard !state.validatorSpans.isEmpty else { return Validators() }
-        let span = state.validatorSpans[position]
-        guard span != 0 else { return Validators() }
-        let offset = Int(span >> 16), etagLength = Int(span >> 8 & 0xFF), lastModifiedLength = Int(span & 0xFF)
-        func text(_ start: Int, _ count: Int) -> String? {
-            count == 0 ? nil : String(decoding: state.validatorBytes[start..<(start + count)], as: UTF8.self)
-        }
-        return Validators(etag: text(offset, etagLength), lastModified: text(offset + etagLength, lastModifiedLength))
+        state.validatorSpans[position] = validators.append(found)
     }
 
     func countRequest() {
@@ -194,7 +173,7 @@ final class Ledger: Sendable {
         fileprivate var outcome: Outcome
         fileprivate var error: RecordedError?
         fileprivate var source: String?
-        fileprivate var validators = Validators()
+        fileprivate var validators: ValidatorArena.Span = 0
     }
 
     /// The outcomes at `positions`, from the first, as far as each has one (with `all`, every
@@ -221,7 +200,7 @@ final class Ledger: Sendable {
         return Snapshot(
             outcome: outcome, error: outcome.code == .failed ? state.errors[position] : nil,
             source: state.sources.isEmpty ? nil : state.sources[position],
-            validators: outcome.code == .done ? validators(at: Int(position), in: state) : Validators())
+            validators: outcome.code == .done && !state.validatorSpans.isEmpty ? state.validatorSpans[Int(position)] : 0)
     }
 
     /// The outcome of `record` (at `position`), if it has one for the URL it has now.
@@ -245,7 +224,7 @@ final class Ledger: Sendable {
                 sha256: outcome.code == .done ? Self.hex(outcome.digest) : "", width: Int(outcome.width),
                 height: Int(outcome.height), attempts: Int(outcome.attempts), error: error,
                 file: outcome.inode == 0 ? nil : FileStamp(inode: outcome.inode, modified: outcome.modified),
-                validators: snapshot.validators)
+                validators: validators.validators(snapshot.validators))
         }
     }
 
