@@ -77,11 +77,15 @@ PY
 }
 run=("$archiver" run --catalog "$catalog" --concurrency 8 --mirror "$mirror" --quiet)
 
-echo "== the first run, then pack, unpack into a new directory, run over it"
+# median FILE...: the median of the first numbers in the files.
+median() { for f in "$@"; do cut -d' ' -f1 "$f"; done | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+echo "== the first run (and 2 more into scratch directories, for its median time), then pack, unpack, run over it"
 before=$(requests)
 timed first "${run[@]}" --out "$work/a"; status=$?
-first_seconds=$seconds
 check "first run exits 0" "$status" "$(statuses_since "$before"), $seconds s, $rss_mib MiB peak"
+for i in 2 3; do timed "first$i" "${run[@]}" --out "$work/scratch$i"; rm -rf "$work/scratch$i"; done
+first_seconds=$(median "$work/time-first" "$work/time-first2" "$work/time-first3")
 grep -q '"etag": ' "$work/a/manifest.json" && grep -q '"lastModified": ' "$work/a/manifest.json"
 check "... the manifest holds nginx's ETag and Last-Modified" $? "$(grep -c '"etag": ' "$work/a/manifest.json") items with an etag"
 cp "$work/a/manifest.json" "$work/manifest-before.json"
@@ -102,7 +106,6 @@ stamps "$work/a" >"$work/stamps-before"
 manifest_inode=$(stat -c %i "$work/a/manifest.json")
 before=$(requests)
 timed refresh0 "${run[@]}" --out "$work/a" --refresh; status=$?
-refresh0_seconds=$seconds
 line=$(statuses_since "$before")
 [ "$status" = 0 ] && [ "$(count_since "$before" 304)" = 4996 ] && [ "$(($(requests) - before))" = 4996 ]
 check "4996 conditional requests, all answered 304" $? "$line"
@@ -110,14 +113,17 @@ cmp -s "$work/stamps-before" <(stamps "$work/a")
 check "... no image written: every inode and mtime as before" $? "$(wc -l <"$work/stamps-before") files compared"
 cmp -s "$work/manifest-before.json" "$work/a/manifest.json" && [ "$(stat -c %i "$work/a/manifest.json")" = "$manifest_inode" ]
 check "... manifest identical and not even rewritten" $? "inode $manifest_inode"
+for i in 2 3; do timed "refresh0$i" "${run[@]}" --out "$work/a" --refresh; done
+refresh0_seconds=$(median "$work/time-refresh0" "$work/time-refresh02" "$work/time-refresh03")
 awk -v r="$refresh0_seconds" -v f="$first_seconds" 'BEGIN { exit !(r <= f) }'
-check "... no slower than the first run" $? "$refresh0_seconds s against $first_seconds s, $rss_mib MiB peak"
+check "... no slower than the first run" $? "medians of 3: $refresh0_seconds s against $first_seconds s, $rss_mib MiB peak"
 
 echo "== 50 images change on the server"
 "$archiver" serve --port 0 >"$work/logs/serve2.log" 2>&1 &
 serve_pid=$!
-for _ in $(seq 100); do grep -q '^serving' "$work/logs/serve2.log" && break; sleep 0.05; done
+for _ in $(seq 100); do grep -qs '^serving' "$work/logs/serve2.log" && break; sleep 0.05; done
 serve=$(grep -o 'http://[0-9.:]*' "$work/logs/serve2.log" | head -n1)
+[ -n "$serve" ] || { echo "archiver serve did not start" >&2; exit 1; }
 # 50 paths that one record each has (so 50 records change), spread over the catalog.
 python3 - "$catalog" "$from" >"$work/changed.txt" <<'PY'
 import collections, json, sys
@@ -171,9 +177,10 @@ sys.exit(0 if same == len(old) - len(ids) and replaced == len(ids) else 1)
 PY
 )
     check "... the untouched files keep their inode and mtime" $? "$kept"
-    python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["refresh"]; print(r); sys.exit(0 if r == {"changed": 50, "failed": 0, "unchanged": 4946} else 1)' \
+    # Items, not requests: 4 URLs of the catalog are shared by 2 records each.
+    python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["refresh"]; print(r); sys.exit(0 if r == {"changed": 50, "failed": 0, "unchanged": 4950} else 1)' \
         "$work/report-$name.json" >"$work/refresh-$name.txt"
-    check "... --json says 4946 unchanged, 50 changed, 0 failed" $? "$(cat "$work/refresh-$name.txt")"
+    check "... --json counts the items: 4950 unchanged, 50 changed, 0 failed" $? "$(cat "$work/refresh-$name.txt")"
 }
 
 echo "== run --refresh over the original bundle"
@@ -214,7 +221,7 @@ before=$(requests)
 [ "$(count_since "$before" 304)" = 4996 ]; check "... and a refresh after it finds everything current" $? "$(statuses_since "$before")"
 
 echo
-echo "figures: first run $first_seconds s; refresh of the unchanged bundle $refresh0_seconds s;" \
+echo "figures: first run $first_seconds s; refresh of the unchanged bundle $refresh0_seconds s (medians of 3);" \
     "refresh after 50 changes $(cut -d' ' -f1 "$work/time-refresh50") s (restored: $(cut -d' ' -f1 "$work/time-refresh50-restored") s," \
     "unpacked: $(cut -d' ' -f1 "$work/time-refresh50-unpacked") s); peak RSS first $(($(cut -d' ' -f2 "$work/time-first") / 1024)) MiB," \
     "refresh $(($(cut -d' ' -f2 "$work/time-refresh50") / 1024)) MiB"
