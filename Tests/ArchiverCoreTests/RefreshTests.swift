@@ -192,6 +192,36 @@ final class RefreshTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: BundleLayout(root: out).journal.path), "no journal left behind")
     }
 
+    func testPackAndMergeCarryTheValidatorsSoAMergedBundleRefreshesWith304s() throws {
+        let origin = Origin(validators: [.etag, .lastModified])
+        let server = try TestServer { origin.respond($0) }
+        addTeardownBlock { server.stop() }
+        let root = Fixtures.temporaryDirectory(self)
+        let catalog = try Fixtures.catalog(Fixtures.records(12))
+        func run(_ name: String, shard: Shard?, refresh: Bool = false) throws -> RunSummary {
+            var config = Fixtures.configuration(out: root.appendingPathComponent(name), server: server)
+            config.shard = shard
+            config.refresh = refresh
+            return try Fixtures.run(config, catalog: catalog)
+        }
+        _ = try run("whole", shard: nil)
+        _ = try run("s1", shard: Shard(index: 1, count: 2))
+        _ = try run("s2", shard: Shard(index: 2, count: 2))
+        let tarball = root.appendingPathComponent("s2.tar.gz")
+        try BundlePacker().pack(root.appendingPathComponent("s2"), to: tarball)
+        let merged = try CommandRunner.run(["merge", "--out", root.appendingPathComponent("merged").path,
+                                            root.appendingPathComponent("s1").path, tarball.path])
+        XCTAssertEqual(merged.status, 0, merged.stderr)
+        let manifest = try Data(contentsOf: BundleLayout(root: root.appendingPathComponent("merged")).manifest)
+        XCTAssertEqual(manifest, try Data(contentsOf: BundleLayout(root: root.appendingPathComponent("whole")).manifest))
+        XCTAssertTrue(String(decoding: manifest, as: UTF8.self).contains("\"lastModified\": "))
+
+        origin.resetCounts()
+        let refreshed = try run("merged", shard: nil, refresh: true)
+        XCTAssertEqual(origin.statuses(), [304: 12], "the merged journal kept the validators")
+        XCTAssertEqual(refreshed.progress.unchanged, 12)
+    }
+
     /// SIGKILL a refresh in the middle, several times; the rerun of the same command finishes it.
     func testKilledRefreshFinishesOnRerun() throws {
         let origin = Origin(validators: [.etag])
