@@ -222,6 +222,48 @@ final class RefreshTests: XCTestCase {
         XCTAssertEqual(refreshed.progress.unchanged, 12)
     }
 
+    func testCancelledRefreshStillListsEveryImageAsDone() throws {
+        let origin = Origin(validators: [.etag])
+        let server = try TestServer { origin.respond($0) }
+        addTeardownBlock { server.stop() }
+        let out = Fixtures.temporaryDirectory(self)
+        var config = Fixtures.configuration(out: out, server: server, concurrency: 1)
+        let catalog = try Fixtures.catalog(Fixtures.records(12))
+        _ = try Fixtures.run(config, catalog: catalog)
+        let before = try Fixtures.manifest(in: out)
+        let stamps = try fileStamps(out)
+
+        // Record 1 changed on the server; the refresh is cancelled while record 12 is asked about.
+        origin.change(path(of: catalog, id: 1), to: "/600/000001")
+        let arrived = DispatchSemaphore(value: 0), gate = DispatchSemaphore(value: 0)
+        server.route(path(of: catalog, id: 12)) { request in
+            arrived.signal()
+            gate.wait()
+            return origin.respond(request)
+        }
+        config.refresh = true
+        let archiver = Archiver(configuration: config, fetcher: Fixtures.fetcher(for: config))
+        let summary = Locked<RunSummary?>(nil)
+        let finished = expectation(description: "run returned")
+        DispatchQueue.global().async {
+            summary.withLock { $0 = try? archiver.run(catalog: catalog) }
+            finished.fulfill()
+        }
+        XCTAssertEqual(arrived.wait(timeout: .now() + 10), .success, "record 12's request arrived")
+        archiver.cancel()
+        wait(for: [finished], timeout: 10)
+        gate.signal()
+
+        let interrupted = try XCTUnwrap(summary.withLock { $0 })
+        XCTAssertTrue(interrupted.interrupted)
+        XCTAssertEqual([interrupted.done, interrupted.pending, interrupted.failed], [12, 0, 0], "nothing became pending")
+        XCTAssertEqual(interrupted.progress.changed, 1)
+        let after = try Fixtures.manifest(in: out)
+        XCTAssertEqual(after.items.first { $0.id == 1 }?.sha256, SHA256.hex(origin.body(path(of: catalog, id: 1))))
+        XCTAssertEqual(Array(after.items.dropFirst()), Array(before.items.dropFirst()), "the others as they were, 12 included")
+        XCTAssertEqual(try fileStamps(out).filter { $0.key != 1 }, stamps.filter { $0.key != 1 })
+    }
+
     /// SIGKILL a refresh in the middle, several times; the rerun of the same command finishes it.
     func testKilledRefreshFinishesOnRerun() throws {
         let origin = Origin(validators: [.etag])
