@@ -9,7 +9,7 @@ APT_PACKAGES = pkg-config libpng-dev zlib1g-dev libssl-dev libarchive-dev libcur
 RELEASE = -c release --static-swift-stdlib
 BIN = $$($(SWIFT) build $(RELEASE) --show-bin-path)/archiver
 
-.PHONY: all deps build demo test sanitize install bench acceptance shard-acceptance clean
+.PHONY: all deps build demo test sanitize install bench acceptance shard-acceptance refresh-acceptance clean
 
 all: build
 
@@ -54,6 +54,11 @@ sanitize: deps
 acceptance: build
 	scripts/acceptance.sh "$(BIN)"
 	scripts/shard-acceptance.sh "$(BIN)"
+	scripts/refresh-acceptance.sh "$(BIN)"
+
+# Only the checks of run --refresh and adopting a restored bundle.
+refresh-acceptance: build
+	scripts/refresh-acceptance.sh "$(BIN)"
 
 # Only the checks of --shard and merge.
 shard-acceptance: build

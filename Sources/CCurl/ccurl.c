@@ -23,6 +23,10 @@ struct transfer {
     int64_t content_length;
     int has_retry_after;
     char retry_after[128];
+    int has_etag, has_last_modified;
+    char etag[CCURL_VALIDATOR_MAX + 1];
+    char last_modified[CCURL_VALIDATOR_MAX + 1];
+    struct curl_slist *headers;  /* this request's conditional headers; freed with it */
     int too_large;
     char error[CURL_ERROR_SIZE];
     struct pool *pool;
@@ -125,6 +129,26 @@ static int reserve(struct transfer *t, size_t needed) {
     return 1;
 }
 
+/* Whether a validator can go into a header line as it is: 1 to CCURL_VALIDATOR_MAX bytes,
+ * no control character. */
+static int sendable_validator(const char *value, size_t length) {
+    if (length == 0 || length > CCURL_VALIDATOR_MAX) return 0;
+    for (size_t i = 0; i < length; i++) {
+        unsigned char byte = (unsigned char)value[i];
+        if ((byte < 0x20 && byte != '\t') || byte == 0x7F) return 0;
+    }
+    return 1;
+}
+
+/* Copies a response's ETag or Last-Modified into `out` (CCURL_VALIDATOR_MAX + 1 bytes); returns
+ * whether it was kept. A value that could not be sent back as it is is dropped, not cut. */
+static int copy_validator(char *out, const char *value, size_t length) {
+    if (!sendable_validator(value, length)) return 0;
+    memcpy(out, value, length);
+    out[length] = 0;
+    return 1;
+}
+
 /* Every response (redirects too) starts with its status line: forget the previous one. */
 static size_t on_header(char *line, size_t size, size_t count, void *user) {
     struct transfer *t = user;
@@ -135,6 +159,8 @@ static size_t on_header(char *line, size_t size, size_t count, void *user) {
         t->status = space ? strtol(space + 1, NULL, 10) : 0;
         t->content_length = -1;
         t->has_retry_after = 0;
+        t->has_etag = 0;
+        t->has_last_modified = 0;
         t->length = 0;
     } else if ((value = header_value(line, length, "content-length", &value_length))) {
         char digits[32];
@@ -155,6 +181,10 @@ static size_t on_header(char *line, size_t size, size_t count, void *user) {
         memcpy(t->retry_after, value, value_length);
         t->retry_after[value_length] = 0;
         t->has_retry_after = 1;
+    } else if ((value = header_value(line, length, "etag", &value_length))) {
+        t->has_etag = copy_validator(t->etag, value, value_length);
+    } else if ((value = header_value(line, length, "last-modified", &value_length))) {
+        t->has_last_modified = copy_validator(t->last_modified, value, value_length);
     }
     return length;
 }
@@ -195,6 +225,7 @@ static int classify(const struct transfer *t, CURLcode code, int cancelled) {
 
 static void free_transfer(struct transfer *t) {
     if (t->easy) curl_easy_cleanup(t->easy);
+    curl_slist_free_all(t->headers);  /* after the handle: it points at the list until then */
     free(t->body);
     free(t);
 }
@@ -209,6 +240,7 @@ static void recycle(ccurl_client *c, struct transfer *t) {
             curl_easy_setopt(t->easy, CURLOPT_WRITEDATA, NULL);
             curl_easy_setopt(t->easy, CURLOPT_HEADERDATA, NULL);
             curl_easy_setopt(t->easy, CURLOPT_PRIVATE, NULL);
+            curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, NULL);
             c->idle[c->idle_count++] = t->easy;
             t->easy = NULL;
         }
@@ -243,6 +275,8 @@ static void finish(ccurl_client *c, struct transfer *t, CURLcode code, int cance
     result.body_length = t->length;
     result.content_length = t->content_length;
     result.retry_after = t->has_retry_after ? t->retry_after : NULL;
+    result.etag = t->has_etag ? t->etag : NULL;
+    result.last_modified = t->has_last_modified ? t->last_modified : NULL;
     char *effective = NULL;
     curl_easy_getinfo(t->easy, CURLINFO_EFFECTIVE_URL, &effective);
     result.effective_url = effective;
@@ -556,6 +590,20 @@ static CURL *new_easy(ccurl_client *c) {
     return e;
 }
 
+/* Appends "Name: value" to `list` when `value` is given and sendable; 0 only when out of memory. */
+static int add_condition(struct curl_slist **list, const char *prefix, const char *value) {
+    if (!value || !sendable_validator(value, strlen(value))) return 1;
+    size_t prefix_length = strlen(prefix), value_length = strlen(value);
+    char line[sizeof "If-Modified-Since: " + CCURL_VALIDATOR_MAX];
+    if (prefix_length + value_length >= sizeof line) return 1;
+    memcpy(line, prefix, prefix_length);
+    memcpy(line + prefix_length, value, value_length + 1);
+    struct curl_slist *grown = curl_slist_append(*list, line);
+    if (!grown) return 0;
+    *list = grown;
+    return 1;
+}
+
 uint64_t ccurl_submit(ccurl_client *c, const ccurl_request *request, void *context) {
     struct transfer *t = calloc(1, sizeof *t);
     if (!t) return 0;
@@ -585,6 +633,13 @@ uint64_t ccurl_submit(ccurl_client *c, const ccurl_request *request, void *conte
     curl_easy_setopt(e, CURLOPT_HEADERDATA, t);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
     curl_easy_setopt(e, CURLOPT_PRIVATE, (void *)t);
+    if (!add_condition(&t->headers, "If-None-Match: ", request->if_none_match)
+        || !add_condition(&t->headers, "If-Modified-Since: ", request->if_modified_since)) {
+        free_transfer(t);
+        return 0;
+    }
+    /* Set every time (NULL too): a reused handle must not send an earlier request's headers. */
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
 
     pthread_mutex_lock(&c->lock);
     if (c->stopping) {

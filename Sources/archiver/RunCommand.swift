@@ -86,6 +86,9 @@ enum RunCommand {
             .flag("--recheck", "hash every done file on resume, not just check size, inode, mtime") {
                 $0.configuration.recheck = true
             },
+            .flag("--refresh", "revalidate every done item (If-None-Match / If-Modified-Since); keep 304s, replace what changed") {
+                $0.configuration.refresh = true
+            },
             .flag("--quiet", alias: "-q", "no progress on stderr") { $0.quiet = true },
             .flag("--json", "print a machine-readable summary on stdout") { $0.json = true },
         ],
@@ -158,7 +161,7 @@ enum RunCommand {
         if !options.quiet || summary.failed > 0 || summary.interrupted {
             printError(ProgressLine.closing(summary))
         }
-        var status: Int32 = summary.failed > 0 ? 1 : 0
+        var status: Int32 = summary.failed > 0 || summary.progress.refreshFailed > 0 ? 1 : 0
         if let signal = interruption.received {
             printError("interrupted: \(summary.pending) items not fetched yet; run the same command again to resume")
             status = 128 + signal

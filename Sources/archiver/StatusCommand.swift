@@ -21,6 +21,13 @@ enum StatusCommand {
         }
         let directory = positionals.first ?? "archive"
         guard let status = BundleStatus.read(directory: URL(fileURLWithPath: directory)) else {
+            let manifest = URL(fileURLWithPath: directory).appendingPathComponent("manifest.json").path
+            if FileManager.default.fileExists(atPath: manifest) {
+                return fail(
+                    "\(directory) has manifest.json but no .archiver/ (a bundle restored from its tarball?): "
+                        + "'archiver verify \(directory)' checks it; 'archiver run --out \(directory)' (with --refresh to "
+                        + "revalidate) adopts every file that matches the manifest without a request")
+            }
             return fail("\(directory) holds no archiver bundle (no .archiver/ inside)")
         }
         if json {

@@ -19,6 +19,32 @@ final class JournalTests: XCTestCase {
         }
     }
 
+    func testDoneLinesCarryValidatorsAndOlderLinesWithoutThemStillRead() {
+        let stamp = FileStamp(inode: 42, modified: 1_700_000_000_123_456_789)
+        let validators = [
+            Validators(etag: "\"5f1a-8b\"", lastModified: "Tue, 14 Nov 2023 22:13:20 GMT"),
+            Validators(etag: "W/\"a\\tb\""),
+            Validators(lastModified: "Tue, 14 Nov 2023 22:13:20 GMT"),
+        ]
+        for validators in validators {
+            for file in [stamp, nil] {
+                let record = ItemRecord(
+                    id: 7, url: "u", source: "s", status: .done, bytes: 10, sha256: Self.digest, width: 2, height: 3,
+                    attempts: 1, file: file, validators: validators)
+                XCTAssertEqual(JournalLine.decode(JournalLine.encode(record).dropLast()), record)
+            }
+        }
+        // Lines of earlier versions: without validators, and without inode and mtime.
+        let old = JournalLine.decode("done\t7\tu\ts\t10\t\(Self.digest)\t2\t3\t1\t42\t99")
+        XCTAssertEqual(old?.file, FileStamp(inode: 42, modified: 99))
+        XCTAssertEqual(old?.validators, Validators())
+        XCTAssertEqual(JournalLine.decode("done\t7\tu\ts\t10\t\(Self.digest)\t2\t3\t1")?.validators, Validators())
+        // Half a validator pair, or a validator that could end a header line, is not vouched for.
+        XCTAssertNil(JournalLine.decode("done\t7\tu\ts\t10\t\(Self.digest)\t2\t3\t1\t42\t99\t\"e\""))
+        XCTAssertNil(
+            JournalLine.decode("done\t7\tu\ts\t10\t\(Self.digest)\t2\t3\t1\t42\t99\t\"e\\nX: y\"\t")?.validators.etag)
+    }
+
     func testReplayTakesTheLastRecordPerIDAndSkipsTornOrForeignLines() throws {
         let dir = Fixtures.temporaryDirectory(self)
         let path = dir.appendingPathComponent("journal").path

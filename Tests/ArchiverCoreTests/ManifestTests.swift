@@ -37,4 +37,21 @@ final class ManifestTests: XCTestCase {
         XCTAssertTrue(text.hasPrefix("{\n  \"catalog\": {\"records\": 3, \"sha256\": "))
         XCTAssertTrue(text.hasSuffix("  \"version\": 1\n}\n"))
     }
+
+    func testValidatorsAreWrittenOnlyWhenSentWithTheirKeysInOrder() throws {
+        let record = CatalogRecord(albumId: 1, id: 4, title: "t", url: "https://h/4", thumbnailUrl: "")
+        let outcome = ItemRecord(
+            id: 4, url: "https://h/4", source: "http://m/4", status: .done, bytes: 10, sha256: "ab", width: 6, height: 6,
+            attempts: 1, validators: Validators(etag: "\"5f-8b\"", lastModified: "Tue, 14 Nov 2023 22:13:20 GMT"))
+        let manifest = Manifest(catalog: try Fixtures.catalog([record]), field: .url, mirrors: MirrorMap(), outcomes: [4: outcome])
+        let text = String(decoding: manifest.encoded(), as: UTF8.self)
+        let line = try XCTUnwrap(text.split(separator: "\n").first { $0.contains("\"id\": 4,") })
+        let keys = line.matches(of: #/"(\w+)": /#).map { String($0.output.1) }
+        XCTAssertEqual(
+            keys,
+            ["albumId", "attempts", "bytes", "etag", "height", "id", "lastModified", "path", "sha256", "source", "status", "title", "url", "width"])
+        XCTAssertEqual(try JSONDecoder().decode(Manifest.self, from: manifest.encoded()), manifest)
+        XCTAssertEqual(manifest.items[0].etag, "\"5f-8b\"")
+        XCTAssertFalse(String(decoding: try self.manifest().encoded(), as: UTF8.self).contains("etag"), "none when none was sent")
+    }
 }

@@ -24,11 +24,11 @@ public enum CatalogLoader {
             }
             finished.wait()
             switch result.withLock({ $0 }) {
-            case .body(let data, _)?:
+            case .body(let data, _, _)?:
                 return try Catalog(source: source, data: data, options: options)
             case .failed(let error, _)?:
                 throw .unreadable(source: source, reason: error.description)
-            case .cancelled?, nil:
+            case .cancelled?, .notModified?, nil:  // a plain GET never gets notModified
                 throw .unreadable(source: source, reason: "the download was cancelled")
             }
         }

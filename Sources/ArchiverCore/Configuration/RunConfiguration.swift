@@ -44,6 +44,9 @@ public struct RunConfiguration: Sendable {
     public var prune = false
     /// Hash every journaled done file on resume (`--recheck`), not just compare its size, inode and mtime.
     public var recheck = false
+    /// Revalidate every done item with a conditional request (`--refresh`): a 304 keeps the file,
+    /// new bytes replace it.
+    public var refresh = false
     /// Largest image width or height accepted.
     public var maxDimension: Int = 16384
 

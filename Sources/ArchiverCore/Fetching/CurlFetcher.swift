@@ -41,19 +41,26 @@ public final class CurlFetcher: Fetching, @unchecked Sendable {
         ccurl_client_destroy(client)
     }
 
-    public func fetch(_ url: URL, completion: @escaping @Sendable (FetchOutcome) -> Void) -> any FetchTask {
+    public func fetch(
+        _ url: URL, ifChanged: Validators?, completion: @escaping @Sendable (FetchOutcome) -> Void
+    ) -> any FetchTask {
         let address = url.absoluteString
-        let pending = PendingFetch(url: address, limits: limits, completion: completion)
+        let pending = PendingFetch(url: address, limits: limits, conditional: !(ifChanged?.isEmpty ?? true), completion: completion)
         let context = Unmanaged.passRetained(pending).toOpaque()
         var id: UInt64 = 0
         if let client {
             id = address.withCString { urlText in
                 userAgent.withCString { agent in
-                    var request = ccurl_request(
-                        url: urlText, user_agent: agent,
-                        timeout_ms: Int(max(1, (limits.timeout * 1000).rounded(.up))),
-                        max_bytes: limits.maxBytes, max_redirects: max(0, limits.maxRedirects))
-                    return ccurl_submit(client, &request, context)
+                    withOptionalCString(ifChanged?.etag) { etag in
+                        withOptionalCString(ifChanged?.lastModified) { lastModified in
+                            var request = ccurl_request(
+                                url: urlText, user_agent: agent,
+                                timeout_ms: Int(max(1, (limits.timeout * 1000).rounded(.up))),
+                                max_bytes: limits.maxBytes, max_redirects: max(0, limits.maxRedirects),
+                                if_none_match: etag, if_modified_since: lastModified)
+                            return ccurl_submit(client, &request, context)
+                        }
+                    }
                 }
             }
         }
@@ -82,15 +89,24 @@ public final class CurlFetcher: Fetching, @unchecked Sendable {
     }
 }
 
+/// Runs `body` with `text` as a C string, or with NULL when there is none.
+private func withOptionalCString<T>(_ text: String?, _ body: (UnsafePointer<CChar>?) -> T) -> T {
+    guard let text else { return body(nil) }
+    return text.withCString { body($0) }
+}
+
 /// The Swift side of one transfer, passed through C as an `Unmanaged` context.
 private final class PendingFetch: Sendable {
     let url: String
     let limits: FetchLimits
+    /// Whether the request carried validators: only then is a 304 an answer, not an error.
+    let conditional: Bool
     let completion: @Sendable (FetchOutcome) -> Void
 
-    init(url: String, limits: FetchLimits, completion: @escaping @Sendable (FetchOutcome) -> Void) {
+    init(url: String, limits: FetchLimits, conditional: Bool, completion: @escaping @Sendable (FetchOutcome) -> Void) {
         self.url = url
         self.limits = limits
+        self.conditional = conditional
         self.completion = completion
     }
 
@@ -120,6 +136,9 @@ private final class PendingFetch: Sendable {
         default:
             break
         }
+        if conditional, outcome == CCURL_OK, status == 304 {
+            return .notModified
+        }
         if answered, !(200..<300).contains(status) {
             let retryAfter = result.retry_after.flatMap { parseRetryAfter(String(cString: $0)) }
             return .failed(.httpStatus(status, url: url), retryAfter: retryAfter)
@@ -142,7 +161,9 @@ private final class PendingFetch: Sendable {
             return .failed(.network(message.isEmpty ? "libcurl error \(result.curl_code)" : message, url: url), retryAfter: nil)
         }
         let finalURL = result.redirects > 0 ? result.effective_url.map { String(cString: $0) } ?? url : url
-        return .body(body, finalURL: finalURL)
+        let validators = Validators(
+            etag: result.etag.map { String(cString: $0) }, lastModified: result.last_modified.map { String(cString: $0) })
+        return .body(body, finalURL: finalURL, validators: validators)
     }
 }
 

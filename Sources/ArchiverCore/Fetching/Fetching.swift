@@ -1,9 +1,41 @@
 import Foundation
 
+/// A response's cache validators, `ETag` and `Last-Modified`, as the server sent them: what a
+/// conditional request sends back (`If-None-Match`, `If-Modified-Since`) to learn whether the
+/// image changed. Each is nil when the server sent none.
+public struct Validators: Sendable, Equatable, Hashable {
+    public var etag: String?
+    public var lastModified: String?
+
+    public init(etag: String? = nil, lastModified: String? = nil) {
+        self.etag = etag.flatMap(Self.usable)
+        self.lastModified = lastModified.flatMap(Self.usable)
+    }
+
+    /// Whether there is anything to send.
+    public var isEmpty: Bool { etag == nil && lastModified == nil }
+
+    /// Longest value kept (`CCURL_VALIDATOR_MAX`): a longer one is dropped, never cut.
+    public static let maxLength = 255
+
+    /// `value` if it can be sent back in a header as it is (1 to 255 bytes, no control character),
+    /// else nil: a validator from a restored manifest must not be able to end a header line.
+    static func usable(_ value: String) -> String? {
+        let bytes = value.utf8
+        guard (1...maxLength).contains(bytes.count),
+            !bytes.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F })
+        else { return nil }
+        return value
+    }
+}
+
 /// What one attempt at a URL ended with.
 public enum FetchOutcome: Sendable {
-    /// A 2xx answer and its whole body; `finalURL` differs from the request after redirects.
-    case body(Data, finalURL: String)
+    /// A 2xx answer and its whole body; `finalURL` differs from the request after redirects;
+    /// `validators` are the answer's `ETag` and `Last-Modified`.
+    case body(Data, finalURL: String, validators: Validators)
+    /// A 304 to a conditional request: the copy the validators came with is still current.
+    case notModified
     /// The attempt failed; `retryAfter` is the server's `Retry-After`, in seconds, if it sent one.
     case failed(ItemError, retryAfter: Double?)
     /// The attempt was cancelled by the caller.
@@ -17,7 +49,17 @@ public protocol FetchTask: Sendable {
 
 /// Downloads one URL without blocking the caller; the completion runs exactly once.
 public protocol Fetching: Sendable {
-    func fetch(_ url: URL, completion: @escaping @Sendable (FetchOutcome) -> Void) -> any FetchTask
+    /// With `ifChanged` validators the request is conditional, and a 304 is `notModified`.
+    func fetch(
+        _ url: URL, ifChanged: Validators?, completion: @escaping @Sendable (FetchOutcome) -> Void
+    ) -> any FetchTask
+}
+
+extension Fetching {
+    /// A plain GET.
+    public func fetch(_ url: URL, completion: @escaping @Sendable (FetchOutcome) -> Void) -> any FetchTask {
+        fetch(url, ifChanged: nil, completion: completion)
+    }
 }
 
 /// Limits every fetch obeys.

@@ -19,11 +19,16 @@ public struct ItemRecord: Sendable, Equatable {
     public var error: RecordedError?
     /// The done file's inode and mtime when it was written; nil in lines of older versions.
     public var file: FileStamp?
+    /// The `ETag` and `Last-Modified` the done file was served with (empty when the server sent
+    /// none, and in lines of older versions): what `run --refresh` revalidates it with.
+    public var validators = Validators()
 
     public init(
         id: Int, url: String, source: String, status: Status, bytes: Int64 = 0, sha256: String = "",
-        width: Int = 0, height: Int = 0, attempts: Int = 0, error: RecordedError? = nil, file: FileStamp? = nil
+        width: Int = 0, height: Int = 0, attempts: Int = 0, error: RecordedError? = nil, file: FileStamp? = nil,
+        validators: Validators = Validators()
     ) {
+        self.validators = validators
         self.id = id
         self.url = url
         self.source = source

@@ -5,7 +5,8 @@ import Glibc
 /// The journal's line format: tab-separated fields, one record per line, escaped so that a
 /// field can never contain a tab or a newline. Cheap to write with one `write` and to replay
 /// a million of (no JSON parsing). The inode and mtime of a done file came in later: a line
-/// without them is still read (its file is then checked by size alone).
+/// without them is still read (its file is then checked by size alone); so did its validators
+/// (`ETag` and `Last-Modified`, an empty field for one the server did not send), after them.
 ///
 /// Fields are escaped and compared as bytes, never as Characters: a tab followed by a combining
 /// mark is one Character but must still be escaped, and two spellings Unicode calls equal are
@@ -13,7 +14,8 @@ import Glibc
 /// digits, a width of 0, a negative size) makes the line unreadable, so its record is fetched
 /// again rather than trusted.
 ///
-///     done    <id> <url> <source> <bytes> <sha256> <width> <height> <attempts> [<inode> <mtime-ns>]
+///     done    <id> <url> <source> <bytes> <sha256> <width> <height> <attempts> [<inode> <mtime-ns> [<etag> <last-modified>]]
+///             (inode and mtime are `-` when unknown and validators follow)
 ///     failed  <id> <url> <source> <attempts> <kind> <status or -> <message>
 ///     pending <id> <url> <source>        (an earlier line no longer holds: fetch again)
 enum JournalLine {
@@ -43,6 +45,13 @@ enum JournalLine {
                 bytes.append(0x09)
                 bytes.appendDecimal(file.inode)
                 field(Int(file.modified), &bytes)
+            } else if !record.validators.isEmpty {
+                field("-", &bytes)
+                field("-", &bytes)
+            }
+            if !record.validators.isEmpty {
+                field(escape(record.validators.etag ?? ""), &bytes)
+                field(escape(record.validators.lastModified ?? ""), &bytes)
             }
         case .failed:
             let error = record.error ?? RecordedError(kind: "io", message: "unknown")
@@ -86,15 +95,23 @@ enum JournalLine {
                 let attempts = cursor.next().flatMap(integer), attempts >= 0
             else { return nil }
             var file: FileStamp?
+            var validators = Validators()
             if !cursor.atEnd {
-                guard let inode = cursor.next().flatMap(unsigned), let modified = cursor.next().flatMap(integer),
-                    cursor.atEnd
-                else { return nil }
-                file = FileStamp(inode: inode, modified: Int64(modified))
+                guard let inodeField = cursor.next(), let modifiedField = cursor.next() else { return nil }
+                if !(isDash(inodeField) && isDash(modifiedField)) {
+                    guard let inode = unsigned(inodeField), let modified = integer(modifiedField) else { return nil }
+                    file = FileStamp(inode: inode, modified: Int64(modified))
+                }
+                if !cursor.atEnd {
+                    guard let etag = cursor.next(), let lastModified = cursor.next(), cursor.atEnd else { return nil }
+                    validators = Validators(
+                        etag: etag.isEmpty ? nil : text(etag), lastModified: lastModified.isEmpty ? nil : text(lastModified))
+                }
             }
             return ItemRecord(
                 id: id, url: text(urlField), source: text(sourceField), status: .done, bytes: Int64(bytes),
-                sha256: text(sha), width: width, height: height, attempts: attempts, file: file)
+                sha256: text(sha), width: width, height: height, attempts: attempts, file: file,
+                validators: validators)
         }
         if kind.elementsEqual("pending".utf8) {
             guard cursor.atEnd else { return nil }
@@ -145,6 +162,10 @@ enum JournalLine {
             exhausted = true
             return UnsafeBufferPointer(start: base + start, count: remaining)
         }
+    }
+
+    private static func isDash(_ field: UnsafeBufferPointer<UInt8>) -> Bool {
+        field.count == 1 && field[0] == 0x2D
     }
 
     /// Widths and heights a PNG can have and the ledger can hold.

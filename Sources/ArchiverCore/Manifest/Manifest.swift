@@ -41,6 +41,9 @@ public struct Manifest: Sendable, Codable, Equatable {
         public var height: Int?
         public var attempts: Int
         public var error: RecordedError?
+        /// The validators the done file was served with, each only when the server sent it.
+        public var etag: String?
+        public var lastModified: String?
     }
 
     public var version = Manifest.currentVersion
@@ -80,6 +83,8 @@ public struct Manifest: Sendable, Codable, Equatable {
             item.sha256 = outcome.sha256
             item.width = outcome.width
             item.height = outcome.height
+            item.etag = outcome.validators.etag
+            item.lastModified = outcome.validators.lastModified
         }
         item.error = outcome?.status == .failed ? outcome?.error : nil
         return item

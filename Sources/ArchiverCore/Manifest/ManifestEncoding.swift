@@ -88,8 +88,10 @@ enum ManifestEncoding {
             }
             out.append(0x7D)
         }
+        if let etag = item.etag { key("etag"); string(etag, into: &out) }
         if let height = item.height { key("height"); number(height) }
         key("id"); number(item.id)
+        if let lastModified = item.lastModified { key("lastModified"); string(lastModified, into: &out) }
         if let path = item.path { key("path"); string(path, into: &out) }
         if let sha256 = item.sha256 { key("sha256"); string(sha256, into: &out) }
         key("source"); string(item.source, into: &out)

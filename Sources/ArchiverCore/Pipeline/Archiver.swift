@@ -19,6 +19,11 @@ public struct RunSummary: Sendable {
     public var interrupted = false
     /// Failed items counted by `error.kind`.
     public var failuresByKind: [String: Int] = [:]
+    /// Whether this was a `--refresh` run (`progress` then counts unchanged, changed and
+    /// refresh-failed items).
+    public var refreshed = false
+    /// Items of a restored bundle (a manifest and no journal) adopted as done without a request.
+    public var adopted = 0
 }
 
 /// Archives a catalog into a bundle directory. One instance serves one run.
@@ -119,6 +124,8 @@ public final class Archiver: Sendable {
         AtomicFileWriter.removeDebris(in: layout.root.path)
         AtomicFileWriter.removeDebris(in: layout.state.path)
         AtomicFileWriter.removeDebris(in: layout.pages.path)
+        let adoption = try BundleAdoption.adopt(
+            layout: layout, field: config.field, shard: config.shard?.description, durable: config.durable, log: log)
         try RunOptions(
             catalog: catalog.source, field: config.field, records: catalog.records.count, shard: config.shard?.description,
             idKey: config.catalog.idKey == "id" ? nil : config.catalog.idKey,
@@ -131,8 +138,10 @@ public final class Archiver: Sendable {
         let check = ResumeCheck(images: OpenDirectory(path: layout.images.path), recheck: config.recheck)
         let plan = Plan(
             catalog: catalog, field: config.field, mirrors: config.mirrors, journal: previous,
-            skipFailed: config.skipFailed, intact: check.isIntact)
-        if !previous.isEmpty {
+            skipFailed: config.skipFailed, refresh: config.refresh, intact: check.isIntact)
+        if config.refresh {
+            log("refreshing: \(plan.revalidating.count) done to revalidate, \(plan.pendingRecords - plan.revalidating.count) to fetch")
+        } else if !previous.isEmpty {
             let failed = config.skipFailed
                 ? "\(plan.keptCount - plan.keptDone) failed (kept: --skip-failed)"
                 : "\(plan.retryingFailures) failed" + (plan.retryingFailures > 0 ? " (trying again)" : "")
@@ -149,7 +158,7 @@ public final class Archiver: Sendable {
         }
         let ledger = Ledger(
             records: catalog.records, mirrors: config.mirrors, previous: previous, kept: plan.kept,
-            total: plan.pendingRecords + plan.rejected.count)
+            revalidating: plan.revalidating, total: plan.pendingRecords + plan.rejected.count)
         ledger.record(plan.rejected, bytes: 0)
         self.ledger.withLock { $0 = ledger }
         let stages = PipelineStages(
@@ -176,10 +185,12 @@ public final class Archiver: Sendable {
         let tally = ledger.tally()
         let recorded = ledger.progress.done + ledger.progress.failed
         let interrupted = feed.withLock { $0.cancelled } && recorded < ledger.progress.total
-        // Nothing new, nothing superseded, every record kept: the journal is already compact, and
-        // if the bundle's files are the ones the last completed run wrote, they are already right.
-        let unchanged = recorded == 0 && plan.invalidated.isEmpty && plan.keptCount == catalog.records.count
-            && previous.lineCount == previous.count && previous.count == plan.keptCount
+        // Nothing new journaled, nothing superseded, every record kept (or revalidated as it was):
+        // the journal is already compact, and if the bundle's files are the ones the last
+        // completed run wrote, they are already right.
+        let standing = plan.keptCount + plan.revalidating.count
+        let unchanged = ledger.linesRecorded == 0 && plan.invalidated.isEmpty && standing == catalog.records.count
+            && previous.lineCount == previous.count && previous.count == standing
         let written = BundleStamp(catalog: catalog, field: config.field, layout: layout)
         if !(unchanged && written != nil && written == BundleStamp.read(layout)) {
             let counts: [ItemRecord.Status: Int] = [
@@ -190,7 +201,13 @@ public final class Archiver: Sendable {
                 compact: !interrupted && previous.lineCount > 0 && !unchanged, output: output)
             if !interrupted { BundleStamp(catalog: catalog, field: config.field, layout: layout)?.write(layout) }
         }
-        return summarize(catalog, ledger: ledger, tally: tally, started: started, interrupted: interrupted)
+        for (id, error) in ledger.refreshFailures(limit: 5) {
+            log("\(id): not refreshed, the old image is kept: \(error.message)")
+        }
+        if ledger.progress.refreshFailed > 5 { log("... and \(ledger.progress.refreshFailed - 5) more not refreshed") }
+        var summary = summarize(catalog, ledger: ledger, tally: tally, started: started, interrupted: interrupted)
+        summary.adopted = adoption
+        return summary
     }
 
     /// Keeps the queue fed with operations of up to 32 URLs of one host each, at most
@@ -256,6 +273,7 @@ public final class Archiver: Sendable {
         summary.pending = catalog.records.count - tally.done - tally.failed
         summary.bundleBytes = tally.bytes
         summary.failuresByKind = tally.failuresByKind
+        summary.refreshed = configuration.refresh
         summary.seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
         return summary
     }

@@ -9,9 +9,12 @@ extension FetchOperation {
     }
 
     /// On the writer: stores a checked body, or records why it was refused.
+    ///
+    /// A target being revalidated (`--refresh`) whose file already holds these bytes is not
+    /// written again: it keeps its file, and gets a journal line only if the validators changed.
     func keep(
-        _ job: FetchJob, _ data: Data, _ checked: Result<(info: ImageInfo, sha256: String), ItemError>, attempts: Int,
-        _ writer: RecordWriter
+        _ job: FetchJob, _ data: Data, _ checked: Result<(info: ImageInfo, sha256: String), ItemError>,
+        validators: Validators, attempts: Int, _ writer: RecordWriter
     ) {
         let facts: (info: ImageInfo, sha256: String)
         switch checked {
@@ -20,7 +23,20 @@ extension FetchOperation {
         }
         var records: [ItemRecord] = []
         var written: Int64 = 0
+        var same: [Int] = []
+        var changed = 0, revalidated = 0
         for target in job.targets {
+            if let previous = target.previous, previous.bytes == Int64(data.count), previous.sha256 == facts.sha256 {
+                if previous.validators == validators {
+                    same.append(target.id)
+                } else {
+                    var record = previous
+                    record.validators = validators
+                    records.append(record)
+                    revalidated += 1
+                }
+                continue
+            }
             do {
                 let stamp = try writer.files.write(data, id: target.id)
                 written += Int64(data.count)
@@ -28,21 +44,37 @@ extension FetchOperation {
                     ItemRecord(
                         id: target.id, url: target.url, source: job.address, status: .done,
                         bytes: Int64(data.count), sha256: facts.sha256, width: facts.info.width,
-                        height: facts.info.height, attempts: attempts, file: stamp))
+                        height: facts.info.height, attempts: attempts, file: stamp, validators: validators))
+                if target.previous != nil { changed += 1 }
             } catch {
-                records.append(failure(job, error, target: target, attempts: attempts))
+                // The write failed: a revalidated target's old file is still in place and stands.
+                if target.previous != nil {
+                    stages.ledger.revalidated([target.id], .failed(RecordedError(error)))
+                } else {
+                    records.append(failure(job, error, target: target, attempts: attempts))
+                }
             }
         }
+        if !same.isEmpty { stages.ledger.revalidated(same, .unchanged) }
+        if changed + revalidated > 0 { stages.ledger.countRevalidated(changed: changed, unchanged: revalidated) }
         writer.record(records, bytes: written) { [self] in journaled() }
     }
 
-    /// On the writer: every record sharing the URL is failed, and a file an earlier run left goes.
+    /// On the writer: every record sharing the URL is failed, and a file an earlier run left goes;
+    /// except a done item being revalidated, which keeps its file and its done line (a refresh
+    /// never loses an image it had).
     func fail(_ job: FetchJob, _ error: ItemError, attempts: Int, note: String? = nil, _ writer: RecordWriter) {
-        var records = job.targets.map { failure(job, error, target: $0, attempts: attempts) }
-        if let note {
-            for index in records.indices { records[index].error?.message += " (\(note))" }
+        var recorded = RecordedError(error)
+        if let note { recorded.message += " (\(note))" }
+        let kept = job.targets.filter { $0.previous != nil }.map(\.id)
+        if !kept.isEmpty { stages.ledger.revalidated(kept, .failed(recorded)) }
+        var records: [ItemRecord] = []
+        for target in job.targets where target.previous == nil {
+            var record = failure(job, error, target: target, attempts: attempts)
+            record.error = recorded
+            records.append(record)
+            writer.files.remove(id: target.id)
         }
-        for target in job.targets { writer.files.remove(id: target.id) }
         writer.record(records, bytes: 0) { [self] in journaled() }
     }
 

@@ -167,7 +167,10 @@ final class FetchOperation: Operation, @unchecked Sendable {
         stages.ledger.countRequest()
         // The completion runs on the fetcher's transfer thread; `handle` hands the body to the
         // writer and starts the next URL's request there.
-        let task = stages.fetcher.fetch(jobs[index].source) { [self] outcome in handle(outcome, index, attempt: number) }
+        let job = jobs[index]
+        let task = stages.fetcher.fetch(job.source, ifChanged: job.ifChanged) { [self] outcome in
+            handle(outcome, index, attempt: number)
+        }
         state.withLock { state in
             // The completion may already have moved on (even to the next URL's request); only
             // this attempt, still unanswered, is recorded.
@@ -182,16 +185,25 @@ final class FetchOperation: Operation, @unchecked Sendable {
         switch outcome {
         case .cancelled:
             requestOver(index, recorded: false)
-        case .body(let data, _):
+        case .notModified:
+            // Only a conditional request gets here, and only when every target was done with the
+            // validators sent: each keeps its file and journal line; nothing is written.
+            stages.ledger.revalidated(job.targets.map(\.id), .unchanged)
+            requestOver(index, recorded: false)
+        case .body(let data, _, let validators):
             requestOver(index, recorded: true) {
                 if stages.validateInParallel {
                     stages.work.async { [self] in
                         let checked = check(data)
-                        stages.writer.submit { [self] writer in keep(job, data, checked, attempts: number, writer) }
+                        stages.writer.submit { [self] writer in
+                            keep(job, data, checked, validators: validators, attempts: number, writer)
+                        }
                     }
                 } else {
                     // A structure check takes microseconds: cheaper on the writer than a thread hop.
-                    stages.writer.submit { [self] writer in keep(job, data, check(data), attempts: number, writer) }
+                    stages.writer.submit { [self] writer in
+                        keep(job, data, check(data), validators: validators, attempts: number, writer)
+                    }
                 }
             }
         case .failed(let error, let retryAfter):

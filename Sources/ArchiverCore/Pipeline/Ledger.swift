@@ -10,17 +10,26 @@ public struct Progress: Sendable, Equatable {
     public var bytes: Int64 = 0
     /// HTTP requests started this run.
     public var requests = 0
+    /// Of the done items `--refresh` revalidated: still the same (a 304, or the same bytes),
+    /// replaced by new bytes, and not revalidated (kept as they were; counted in `failed` too).
+    public var unchanged = 0
+    public var changed = 0
+    public var refreshFailed = 0
 }
 
 /// Every record's outcome, by catalog position, collected as items finish; thread-safe.
 ///
 /// An outcome is kept in 72 bytes (the digest as bytes, sizes and the file's stamp as integers); the strings of an
 /// `ItemRecord` are made again when asked for: the URL from the catalog, the fetched URL from
-/// `--mirror`, the error from a side table (failures are few). Outcomes carried over from
-/// earlier runs stay in the journal index and are decoded when asked for.
+/// `--mirror`, the error from a side table (failures are few), the validators (`ETag`,
+/// `Last-Modified`) from a `ValidatorArena` with one 8-byte span per record, made only once a
+/// server sends one. Outcomes carried over from earlier runs stay in the journal index and are decoded
+/// when asked for.
 final class Ledger: Sendable {
     struct Outcome {
-        enum Code: UInt8 { case none, done, failed, kept }
+        /// `revalidating`: a done item `--refresh` is asking the server about; until it answers,
+        /// the journal index's outcome stands (as for `kept`), but it is not written out yet.
+        enum Code: UInt8 { case none, done, failed, kept, revalidating }
         var digest: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         var bytes: Int64 = 0
         var width: Int32 = 0
@@ -38,6 +47,12 @@ final class Ledger: Sendable {
         var errors: [Int32: RecordedError] = [:]
         /// Fetched URLs that are not what `--mirror` makes of the catalog URL, by position.
         var sources: [Int32: String] = [:]
+        /// Where each position's validators are in `validators` (once any exists; 0 for none).
+        var validatorSpans: [ValidatorArena.Span] = []
+        /// Why revalidating an item failed (its old file was kept), by position.
+        var refreshFailures: [Int32: RecordedError] = [:]
+        /// Journal lines recorded this run.
+        var lines = 0
         var progress = Progress()
     }
 
@@ -45,14 +60,21 @@ final class Ledger: Sendable {
     private let mirrors: MirrorMap
     private let previous: JournalIndex
     private let state: Locked<State>
+    /// The validators of done outcomes; appended to under the lock only.
+    private let validators = ValidatorArena()
 
-    /// `kept`: positions whose outcome is `previous`'s; `total`: records to attempt this run.
-    init(records: CatalogRecords, mirrors: MirrorMap, previous: JournalIndex, kept: [Int32], total: Int) {
+    /// `kept`: positions whose outcome is `previous`'s; `revalidating`: done ones `--refresh`
+    /// asks the server about (`previous`'s until answered); `total`: records to attempt this run.
+    init(
+        records: CatalogRecords, mirrors: MirrorMap, previous: JournalIndex, kept: [Int32], revalidating: [Int32] = [],
+        total: Int
+    ) {
         self.records = records
         self.mirrors = mirrors
         self.previous = previous
         var initial = State(outcomes: Array(repeating: Outcome(), count: records.count))
         for position in kept { initial.outcomes[Int(position)].code = .kept }
+        for position in revalidating { initial.outcomes[Int(position)].code = .revalidating }
         initial.progress.total = total
         state = Locked(initial)
     }
@@ -60,6 +82,7 @@ final class Ledger: Sendable {
     func record(_ batch: [ItemRecord], bytes: Int64) {
         let positions = batch.map { records.position(ofID: $0.id) }
         state.withLock { state in
+            state.lines += batch.count
             for (record, position) in zip(batch, positions) {
                 if record.status == .done { state.progress.done += 1 } else { state.progress.failed += 1 }
                 guard let position, record.status != .pending else { continue }
@@ -76,9 +99,62 @@ final class Ledger: Sendable {
                 state.outcomes[position] = outcome
                 state.errors[key] = record.status == .failed ? record.error : nil
                 state.sources[key] = mirrors.resolves(record.url, to: record.source) ? nil : record.source
+                store(record.status == .done ? record.validators : Validators(), at: position, in: &state)
             }
             state.progress.bytes += bytes
         }
+    }
+
+    /// How a revalidated item ended when it got no new journal line.
+    enum Revalidation {
+        /// A 304, or the same bytes with the same validators: the file stands as it was.
+        case unchanged
+        /// The server could not be asked or answered with an error: the old file is kept.
+        case failed(RecordedError)
+    }
+
+    /// Revalidated items whose journaled outcome stands (`ids` of records being revalidated).
+    func revalidated(_ ids: [Int], _ result: Revalidation) {
+        let positions = ids.compactMap { records.position(ofID: $0) }
+        state.withLock { state in
+            for position in positions {
+                state.outcomes[position].code = .kept
+                switch result {
+                case .unchanged:
+                    state.progress.done += 1
+                    state.progress.unchanged += 1
+                case .failed(let error):
+                    state.progress.failed += 1
+                    state.progress.refreshFailed += 1
+                    state.refreshFailures[Int32(position)] = error
+                }
+            }
+        }
+    }
+
+    /// Counts revalidated items that got a new journal line: `changed` with new bytes, otherwise
+    /// the same bytes under new validators.
+    func countRevalidated(changed: Int, unchanged: Int) {
+        state.withLock { state in
+            state.progress.changed += changed
+            state.progress.unchanged += unchanged
+        }
+    }
+
+    /// Journal lines recorded this run (none: the journal says what it said before the run).
+    var linesRecorded: Int { state.withLock { $0.lines } }
+
+    /// A few items whose revalidation failed, by id, with why.
+    func refreshFailures(limit: Int) -> [(id: Int, error: RecordedError)] {
+        state.withLock { state in
+            state.refreshFailures.sorted { $0.key < $1.key }.prefix(limit).map { (records.id(at: Int($0.key)), $0.value) }
+        }
+    }
+
+    private func store(_ found: Validators, at position: Int, in state: inout State) {
+        guard !found.isEmpty || !state.validatorSpans.isEmpty else { return }
+        if state.validatorSpans.isEmpty { state.validatorSpans = Array(repeating: 0, count: state.outcomes.count) }
+        state.validatorSpans[position] = validators.append(found)
     }
 
     func countRequest() {
@@ -97,6 +173,7 @@ final class Ledger: Sendable {
         fileprivate var outcome: Outcome
         fileprivate var error: RecordedError?
         fileprivate var source: String?
+        fileprivate var validators: ValidatorArena.Span = 0
     }
 
     /// The outcomes at `positions`, from the first, as far as each has one (with `all`, every
@@ -111,7 +188,7 @@ final class Ledger: Sendable {
             result.reserveCapacity(positions.count)
             for position in positions {
                 let snapshot = Self.snapshot(state, position)
-                if snapshot.outcome.code == .none, !all { break }
+                if snapshot.outcome.code == .none || snapshot.outcome.code == .revalidating, !all { break }
                 result.append(snapshot)
             }
             return result
@@ -122,7 +199,8 @@ final class Ledger: Sendable {
         let outcome = state.outcomes[Int(position)]
         return Snapshot(
             outcome: outcome, error: outcome.code == .failed ? state.errors[position] : nil,
-            source: state.sources.isEmpty ? nil : state.sources[position])
+            source: state.sources.isEmpty ? nil : state.sources[position],
+            validators: outcome.code == .done && !state.validatorSpans.isEmpty ? state.validatorSpans[Int(position)] : 0)
     }
 
     /// The outcome of `record` (at `position`), if it has one for the URL it has now.
@@ -137,7 +215,7 @@ final class Ledger: Sendable {
         switch outcome.code {
         case .none:
             return nil
-        case .kept:
+        case .kept, .revalidating:
             return previous.record(for: record.id).flatMap { $0.url.utf8.elementsEqual(url.utf8) ? $0 : nil }
         case .done, .failed:
             return ItemRecord(
@@ -145,7 +223,8 @@ final class Ledger: Sendable {
                 status: outcome.code == .done ? .done : .failed, bytes: outcome.bytes,
                 sha256: outcome.code == .done ? Self.hex(outcome.digest) : "", width: Int(outcome.width),
                 height: Int(outcome.height), attempts: Int(outcome.attempts), error: error,
-                file: outcome.inode == 0 ? nil : FileStamp(inode: outcome.inode, modified: outcome.modified))
+                file: outcome.inode == 0 ? nil : FileStamp(inode: outcome.inode, modified: outcome.modified),
+                validators: validators.validators(snapshot.validators))
         }
     }
 
@@ -164,7 +243,7 @@ final class Ledger: Sendable {
                 case .failed:
                     result.failed += 1
                     result.failuresByKind[state.errors[Int32(position)]?.kind ?? "unknown", default: 0] += 1
-                case .kept:
+                case .kept, .revalidating:
                     // Carried over, so its line matched the catalog URL when the plan read it.
                     guard let kept = previous.record(for: records.id(at: position)) else { break }
                     if kept.status == .done {

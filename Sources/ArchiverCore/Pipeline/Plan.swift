@@ -7,18 +7,32 @@ public struct FetchJob: Sendable {
         public var id: Int
         /// The catalog URL of this record (before `--mirror`).
         public var url: String
+        /// With `--refresh`, the done outcome being revalidated: it stands unless the server
+        /// sends other bytes.
+        var previous: ItemRecord?
     }
 
     public var source: URL
     public var targets: [Target]
     /// `source` as text, made once here rather than for every record on the writer.
     let address: String
+    /// What to ask the server with (a conditional request): the validators every target was
+    /// done with, when they all have the same; otherwise nil, a plain GET (a 304 would leave a
+    /// target without its file).
+    let ifChanged: Validators?
 
     init(source: URL, targets: [Target]) {
         self.source = source
         self.targets = targets
         address = source.absoluteString
+        let validators = targets.first?.previous?.validators
+        ifChanged = validators.flatMap { validators in
+            !validators.isEmpty && targets.allSatisfy({ $0.previous?.validators == validators }) ? validators : nil
+        }
     }
+
+    /// Whether any target is a done item being revalidated.
+    var isRevalidation: Bool { targets.contains { $0.previous != nil } }
 }
 
 /// What a run must do, derived from the catalog and what the journal says is already done.
@@ -34,6 +48,9 @@ public struct Plan: Sendable {
     public var keptDone = 0
     /// Records that failed before any request (a URL that is not http(s)).
     public var rejected: [ItemRecord] = []
+    /// With `--refresh`: positions of records done with the file intact that are fetched again,
+    /// conditionally (in increasing order); their journaled outcome stands until the server answers.
+    var revalidating: [Int32] = []
     /// Records journaled as done for a URL the catalog no longer has: their old line must be
     /// superseded before anything is fetched, or a kill before the new outcome is journaled
     /// would leave it vouching for a file that now holds other bytes.
@@ -49,6 +66,8 @@ public struct Plan: Sendable {
 
     let field: ImageField
     let mirrors: MirrorMap
+    /// The journal the plan was made from: a revalidated record's outcome is read back from it.
+    let journal: JournalIndex
 
     /// Records whose outcome carries over.
     public var keptCount: Int { kept.count }
@@ -56,13 +75,15 @@ public struct Plan: Sendable {
     public var jobCount: Int { jobs.count }
 
     /// Groups records by the URL to fetch (so each distinct URL is requested once) and skips
-    /// records journaled done whose file `intact` vouches for (see `ResumeCheck`).
+    /// records journaled done whose file `intact` vouches for (see `ResumeCheck`), or, with
+    /// `refresh`, plans them to be revalidated.
     init(
         catalog: Catalog, field: ImageField, mirrors: MirrorMap, journal: JournalIndex,
-        skipFailed: Bool, intact: (ItemRecord) -> Bool
+        skipFailed: Bool, refresh: Bool = false, intact: (ItemRecord) -> Bool
     ) {
         self.field = field
         self.mirrors = mirrors
+        self.journal = journal
         // Jobs by the hash of their URL; a URL whose hash an earlier, different URL already has
         // goes in `collided`. Only a matching hash costs a read of the earlier record. URLs are
         // compared as bytes: String's == calls two Unicode-equivalent spellings equal, and a
@@ -82,9 +103,13 @@ public struct Plan: Sendable {
                 }
                 if sameURL {
                     if previous.status == .done, intact(previous) {
-                        kept.append(Int32(position))
-                        keptDone += 1
-                        continue
+                        if refresh {
+                            revalidating.append(Int32(position))
+                        } else {
+                            kept.append(Int32(position))
+                            keptDone += 1
+                            continue
+                        }
                     }
                     if previous.status == .failed {
                         if skipFailed {
@@ -134,12 +159,24 @@ public struct Plan: Sendable {
     func job(_ index: Int, reader: inout CatalogReader) -> FetchJob? {
         let first = reader.record(Int(jobs[index]), fields: .image(field))
         let url = first.url(for: field)
-        var targets = [FetchJob.Target(id: first.id, url: url)]
+        var targets = [FetchJob.Target(id: first.id, url: url, previous: revalidated(Int(jobs[index]), id: first.id))]
         for position in sharers[index] ?? [] {
             let record = reader.record(Int(position), fields: .image(field))
-            targets.append(FetchJob.Target(id: record.id, url: record.url(for: field)))
+            targets.append(
+                FetchJob.Target(id: record.id, url: record.url(for: field), previous: revalidated(Int(position), id: record.id)))
         }
         return Self.httpURL(mirrors.resolve(url)).map { FetchJob(source: $0, targets: targets) }
+    }
+
+    /// The journaled done outcome of the record at `position`, if it is being revalidated.
+    private func revalidated(_ position: Int, id: Int) -> ItemRecord? {
+        var low = 0, high = revalidating.count
+        while low < high {
+            let middle = (low + high) / 2
+            if revalidating[middle] < position { low = middle + 1 } else { high = middle }
+        }
+        guard low < revalidating.count, revalidating[low] == Int32(position) else { return nil }
+        return journal.record(for: id)
     }
 
     /// Whether `httpURL(text)` is a URL, without parsing the common simple URL into one: that

@@ -66,8 +66,19 @@ public struct BundleStatus: Sendable, Codable, Equatable {
             lines.append("failed \(group.kind): \(group.count)")
             for example in group.examples { lines.append("  \(example.id): \(example.message)") }
         }
+        lines += Self.rerunHelp
         return lines.joined(separator: "\n")
     }
+
+    /// The three ways to run again over a bundle, as `status` prints them.
+    public static let rerunHelp = [
+        "to run again over it (same --catalog, --field, --shard):",
+        "  archiver run             trusts what is done (no request for it), fetches the rest",
+        "  archiver run --refresh   asks the server about every done image (If-None-Match /",
+        "                           If-Modified-Since): 304s keep their files, changed images are replaced",
+        "  a bundle unpacked from its pack tarball (no .archiver/) is adopted by either: each file that",
+        "  has its manifest size and sha256 counts as done without a request, the rest is fetched",
+    ]
 }
 
 /// Human-readable byte counts (decimal units, as the closing line prints them).

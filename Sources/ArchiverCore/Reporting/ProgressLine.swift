@@ -38,6 +38,11 @@ public enum ProgressLine {
                 : "\(ByteCount.format(summary.progress.bytes)) in "
                     + String(format: "%.1f s (%.0f images/s)", summary.seconds, rate))
         if summary.pending > 0 { line = "\(summary.pending) pending, " + line }
+        if summary.refreshed {
+            let progress = summary.progress
+            line += "; refresh: \(progress.unchanged) unchanged, \(progress.changed) changed, \(progress.refreshFailed) failed"
+                + (progress.refreshFailed > 0 ? " (old images kept)" : "")
+        }
         return line
     }
 

@@ -3,6 +3,14 @@ import Foundation
 /// `archiver run --json`: the run's summary for machines. Times and rates live here, never in
 /// the manifest, so the bundle stays reproducible.
 public struct RunReport: Codable, Sendable, Equatable {
+    /// What `--refresh` found: done items still the same (304, or the same bytes), replaced by
+    /// new bytes, and not revalidated (network error, 5xx...; their old files are kept).
+    public struct Refresh: Codable, Sendable, Equatable {
+        public var unchanged: Int
+        public var changed: Int
+        public var failed: Int
+    }
+
     public var done: Int
     public var failed: Int
     public var pending: Int
@@ -15,6 +23,10 @@ public struct RunReport: Codable, Sendable, Equatable {
     public var imagesPerSecond: Double
     public var interrupted: Bool
     public var exitStatus: Int32
+    /// Present only for `run --refresh`.
+    public var refresh: Refresh?
+    /// Done items of a restored bundle (no journal) adopted without a request; present only then.
+    public var adopted: Int?
 
     public init(summary: RunSummary, exitStatus: Int32) {
         done = summary.done
@@ -28,6 +40,12 @@ public struct RunReport: Codable, Sendable, Equatable {
         imagesPerSecond = summary.seconds > 0 ? (Double(summary.progress.done) / summary.seconds).rounded() : 0
         interrupted = summary.interrupted
         self.exitStatus = exitStatus
+        if summary.refreshed {
+            refresh = Refresh(
+                unchanged: summary.progress.unchanged, changed: summary.progress.changed,
+                failed: summary.progress.refreshFailed)
+        }
+        adopted = summary.adopted > 0 ? summary.adopted : nil
     }
 
     /// One JSON object and a newline.

@@ -135,7 +135,7 @@ public struct BundleMerger: Sendable {
             ItemRecord(
                 id: $0.id, url: $0.url, source: $0.source, status: $0.status, bytes: $0.bytes ?? 0,
                 sha256: $0.sha256 ?? "", width: $0.width ?? 0, height: $0.height ?? 0, attempts: $0.attempts,
-                error: $0.error)
+                error: $0.error, validators: Validators(etag: $0.etag, lastModified: $0.lastModified))
         }
         items = []
         var configuration = RunConfiguration()

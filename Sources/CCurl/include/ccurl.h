@@ -43,6 +43,8 @@ typedef struct {
     size_t body_length;
     int64_t content_length;   /* the last response's Content-Length, -1 when absent */
     const char *retry_after;  /* the last response's Retry-After value, NULL when absent */
+    const char *etag;         /* the last response's ETag, NULL when absent or over CCURL_VALIDATOR_MAX bytes */
+    const char *last_modified;/* the last response's Last-Modified, NULL when absent or too long */
     const char *effective_url;/* the URL of the last request, NULL when unknown */
     long redirects;           /* redirects followed */
     const char *error;        /* curl's message, "" when none */
@@ -60,7 +62,13 @@ typedef struct {
     long timeout_ms;          /* whole attempt, from submission; 0 means none */
     int64_t max_bytes;        /* body cap; 0 means none */
     long max_redirects;       /* redirects to follow; 0 follows none */
+    const char *if_none_match;    /* sent as If-None-Match when not NULL (an earlier ETag) */
+    const char *if_modified_since;/* sent as If-Modified-Since when not NULL (an earlier Last-Modified) */
 } ccurl_request;
+
+/* Longest ETag or Last-Modified value kept or sent; a longer one counts as absent. A value
+ * with a control character (CR, LF, NUL...) is never sent: it could end the header. */
+#define CCURL_VALIDATOR_MAX 255
 
 /* How a client connects; fixed for its lifetime. */
 typedef struct {

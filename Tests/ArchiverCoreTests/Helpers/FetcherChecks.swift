@@ -37,7 +37,7 @@ struct FetcherChecks {
         server.route("/blob.png", .png(served))
         let url = server.url("/blob.png?v=1")
         let (outcome, _) = Self.outcome(of: make(FetchLimits()), url)
-        guard case .body(let data, let finalURL)? = outcome else { return XCTFail("expected a body, got \(String(describing: outcome))") }
+        guard case .body(let data, let finalURL, _)? = outcome else { return XCTFail("expected a body, got \(String(describing: outcome))") }
         XCTAssertEqual(data, served)
         XCTAssertEqual(finalURL, url.absoluteString)
         XCTAssertEqual(server.requests.first?.headers["user-agent"], "archiver/\(ArchiverVersion.current)")
@@ -48,7 +48,7 @@ struct FetcherChecks {
         defer { server.stop() }
         server.route("/empty", .png(Data()))
         let (outcome, _) = Self.outcome(of: make(FetchLimits()), server.url("/empty"))
-        guard case .body(let data, _)? = outcome else { return XCTFail("expected a body, got \(String(describing: outcome))") }
+        guard case .body(let data, _, _)? = outcome else { return XCTFail("expected a body, got \(String(describing: outcome))") }
         XCTAssertTrue(data.isEmpty)
     }
 
@@ -115,7 +115,7 @@ struct FetcherChecks {
         defer { server.stop() }
         server.route("/fits", .png(Data(repeating: 1, count: 1 << 20)))
         let (outcome, _) = Self.outcome(of: make(FetchLimits(maxBytes: 1 << 20)), server.url("/fits"))
-        guard case .body(let data, _)? = outcome else { return XCTFail("expected a body, got \(String(describing: outcome))") }
+        guard case .body(let data, _, _)? = outcome else { return XCTFail("expected a body, got \(String(describing: outcome))") }
         XCTAssertEqual(data.count, 1 << 20)
     }
 
@@ -135,7 +135,7 @@ struct FetcherChecks {
         let server = try UnsizedBodyServer(total: 100_000)
         defer { server.stop() }
         let (outcome, _) = Self.outcome(of: make(FetchLimits(maxBytes: 1 << 20)), server.url("/small.png"))
-        guard case .body(let data, _)? = outcome else { return XCTFail("expected a body, got \(String(describing: outcome))") }
+        guard case .body(let data, _, _)? = outcome else { return XCTFail("expected a body, got \(String(describing: outcome))") }
         XCTAssertEqual(data, Data(repeating: 0x2A, count: 100_000))
     }
 
@@ -146,7 +146,7 @@ struct FetcherChecks {
         server.route("/old", .redirect(to: server.url("/new").absoluteString))
         server.route("/new", .png(served))
         let (outcome, _) = Self.outcome(of: make(FetchLimits()), server.url("/old"))
-        guard case .body(let data, let finalURL)? = outcome else { return XCTFail("expected a body, got \(String(describing: outcome))") }
+        guard case .body(let data, let finalURL, _)? = outcome else { return XCTFail("expected a body, got \(String(describing: outcome))") }
         XCTAssertEqual(data, served)
         XCTAssertEqual(finalURL, server.url("/new").absoluteString)
     }
@@ -210,7 +210,7 @@ struct FetcherChecks {
         for index in 0..<10 {
             done.enter()
             _ = fetcher.fetch(server.url("/item/\(index)")) { outcome in
-                if case .body(let data, _) = outcome { bodies.withLock { $0.append(String(decoding: data, as: UTF8.self)) } }
+                if case .body(let data, _, _) = outcome { bodies.withLock { $0.append(String(decoding: data, as: UTF8.self)) } }
                 done.leave()
             }
         }
