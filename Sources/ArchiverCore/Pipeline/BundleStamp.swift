@@ -26,7 +26,8 @@ struct BundleStamp: Codable, Equatable {
         (pageFiles, pageBytes) = (0, 0)
         let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.pages.path)) ?? []
         let pages = OpenDirectory(path: layout.pages.path)
-        for name in names {
+        // Not the temporary files (`.NAME.tmp-...`) of pages a run under way is writing.
+        for name in names where !name.hasPrefix(".") {
             guard let size = pages?.size(of: name) else { continue }
             pageFiles += 1
             pageBytes += size
