@@ -8,32 +8,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/catalog-nginx.sh
 
-archiver=$(realpath "${1:-.build/release/archiver}")
-catalog=$(realpath samples/photos.json)
-from=https://via.placeholder.com
-work=$(mktemp -d /tmp/archiver-acceptance.XXXXXX)
-chmod 755 "$work"
-nginx_pid="" serve_pid="" faults_pid=""
-cleanup() {
-    for pid in $nginx_pid $serve_pid $faults_pid; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
-for p in nginx curl time python3; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || {
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx curl time python3 >/dev/null
-        break
-    }
-done
-
-port=$(free_port)
-start_catalog_nginx "$archiver" "$catalog" "$work" "$port" "$from"
-mirror="$from=http://127.0.0.1:$port"
-failures=0
-check() {  # check NAME CONDITION-EXIT-STATUS DETAILS
-    if [ "$2" = 0 ]; then echo "PASS  $1  ($3)"; else echo "FAIL  $1  ($3)"; failures=$((failures + 1)); fi
-}
-requests() { wc -l <"$work/logs/access.log"; }
+. scripts/lib/acceptance-setup.sh
+acceptance_setup acceptance "${1:-}"
 # An array, not a function: `function &` would background a subshell, and signals sent to its
 # pid would hit bash instead of the archiver.
 run=("$archiver" run --catalog "$catalog" --concurrency 8 --mirror "$mirror" --quiet)
@@ -119,7 +95,7 @@ check "verify exits 1 naming 17 and 18 after damage" $? "exit $status: $(grep -E
 imgs=$(cat "$work/a/index.html" "$work/a/pages/"*.html | grep -o '<img' | wc -l); [ "$imgs" = 5000 ]; check "the gallery shows 5000 images" $? "$imgs <img>"
 
 echo "== issue 4: every fault, --concurrency 8 --retries 3 --timeout 3"
-"$archiver" serve --port 0 --faults >"$work/logs/faults.log" 2>&1 & faults_pid=$!
+"$archiver" serve --port 0 --faults >"$work/logs/faults.log" 2>&1 & extra_pids="$extra_pids $!"
 for _ in $(seq 100); do grep -q '^serving' "$work/logs/faults.log" && break; sleep 0.05; done
 fbase=$(grep -o 'http://[0-9.:]*' "$work/logs/faults.log" | head -n1)
 python3 - "$fbase" >"$work/faults.json" <<'PY'

@@ -10,32 +10,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/catalog-nginx.sh
 
-archiver=$(realpath "${1:-.build/release/archiver}")
-catalog=$(realpath samples/photos.json)
-from=https://via.placeholder.com
-work=$(mktemp -d /tmp/archiver-refresh.XXXXXX)
-chmod 755 "$work"
-nginx_pid="" serve_pid=""
-cleanup() {
-    for pid in $nginx_pid $serve_pid; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
-for p in nginx curl time python3; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || {
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx curl time python3 >/dev/null
-        break
-    }
-done
-
-port=$(free_port)
-start_catalog_nginx "$archiver" "$catalog" "$work" "$port" "$from"
-mirror="$from=http://127.0.0.1:$port"
-failures=0
-check() {  # check NAME CONDITION-EXIT-STATUS DETAILS
-    if [ "$2" = 0 ]; then echo "PASS  $1  ($3)"; else echo "FAIL  $1  ($3)"; failures=$((failures + 1)); fi
-}
-requests() { wc -l <"$work/logs/access.log"; }
+. scripts/lib/acceptance-setup.sh
+acceptance_setup refresh "${1:-}"
 # The requests logged since line FROM, by status: "4996 requests (200: 50, 304: 4946)".
 statuses_since() {
     tail -n +"$(($1 + 1))" "$work/logs/access.log" | awk '{ n++; s[$3]++ } END {
