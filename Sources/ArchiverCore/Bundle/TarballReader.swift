@@ -69,14 +69,31 @@ final class TarballReader {
     func readData(_ body: (UnsafeRawBufferPointer) -> Void) throws(BundleError) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
         defer { buffer.deallocate() }
+        try read(into: buffer) { body($0) }
+    }
+
+    /// Hands the current entry's data to `body`, a block of at most `buffer.count` bytes at a
+    /// time; an error `body` throws (a failed write) ends it as `cannotWrite`.
+    func read(into buffer: UnsafeMutableRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws(ItemError) -> Void)
+        throws(BundleError)
+    {
         while true {
             let count = archive_read_data(archive, buffer.baseAddress, buffer.count)
             if count == 0 { return }
-            guard count > 0 else {
-                throw .unreadableTarball(path: path, reason: TarballReader.message(archive))
+            guard count > 0 else { throw .unreadableTarball(path: path, reason: TarballReader.message(archive)) }
+            do throws(ItemError) {
+                try body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            } catch {
+                throw .cannotWrite(path: path, reason: error.description)
             }
-            body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
         }
+    }
+
+    /// The current entry's whole data (for `manifest.json`, which grows with the catalog, not the images).
+    func readAll() throws(BundleError) -> Data {
+        var data = Data()
+        try readData { data.append(contentsOf: $0) }
+        return data
     }
 
     static func message(_ archive: OpaquePointer) -> String {

@@ -33,8 +33,8 @@ struct ShardBundle: Sendable {
             let manifest = Manifest(catalog: catalog, field: field, items: items, version: header.version ?? Manifest.currentVersion)
             return ShardBundle(path: path, isTarball: false, manifest: manifest, manifestSHA256: "")
         case .regular:
-            let stream = try TarballStream(path: path)
-            while let header = try stream.next() {
+            let stream = try TarballReader(path: path)
+            while let header = try stream.next(readingData: false) {
                 guard header.path == BundleLayout.manifestPath, header.isRegularFile else { continue }
                 let data = try stream.readAll()
                 let manifest: Manifest
@@ -79,8 +79,8 @@ struct ShardBundle: Sendable {
         }
         do throws(BundleError) {
             if isTarball {
-                let stream = try TarballStream(path: path)
-                while let header = try stream.next() {
+                let stream = try TarballReader(path: path)
+                while let header = try stream.next(readingData: false) {
                     let entry = header.path
                     if entry == BundleLayout.manifestPath, header.isRegularFile {
                         if SHA256.hex(try stream.readAll()) != manifestSHA256 {
