@@ -94,11 +94,7 @@ public final class Archiver: Sendable {
         let layout = BundleLayout(root: config.outputDirectory)
         try OpenFileLimit.raise(for: config.concurrency)
         try layout.refuseLinks()
-        do {
-            try FileManager.default.createDirectory(at: layout.state, withIntermediateDirectories: true)
-        } catch {
-            throw .io("cannot create \(layout.state.path): \(error.localizedDescription)")
-        }
+        try layout.createStateDirectory()
         let lock = try BundleLock(path: layout.lock.path)
         defer { withExtendedLifetime(lock) {} }
         AtomicFileWriter.removeDebris(in: layout.root.path)
