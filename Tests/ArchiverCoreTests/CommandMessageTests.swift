@@ -85,4 +85,25 @@ final class CommandMessageTests: XCTestCase {
         let text = try CommandRunner.run(["status", out.path])
         XCTAssertTrue(text.stdout.contains("4 done, 0 failed, 0 pending of 4"), text.stdout)
     }
+
+    /// `pack` used to pack every file of `images/`, and `verify` of its own tarball then
+    /// reported the ones the manifest does not list.
+    func testPackLeavesOutStraysSoItsTarballVerifies() throws {
+        let fixture = try BundleFixture.make(count: 6, failed: [5])
+        defer { fixture.remove() }
+        let tarball = fixture.root.path + ".tar.gz"
+        defer { try? FileManager.default.removeItem(atPath: tarball) }
+        try Data("x".utf8).write(to: fixture.layout.images.appendingPathComponent("9999.png"))
+        try Data("y".utf8).write(to: fixture.layout.images.appendingPathComponent("5.png"))
+
+        let pack = try ArchiverRun.run(["pack", fixture.root.path, "--output", tarball])
+        XCTAssertEqual(pack.status, 0, pack.stderr)
+        XCTAssertTrue(pack.stdout.contains("(5 images)"), pack.stdout)
+        XCTAssertEqual(pack.stderr.split(separator: "\n").count, 1, pack.stderr)
+        XCTAssertTrue(pack.stderr.contains("left out 2 files"), pack.stderr)
+        XCTAssertTrue(pack.stderr.contains("images/5.png, images/9999.png"), pack.stderr)
+        let verify = try ArchiverRun.run(["verify", tarball])
+        XCTAssertEqual(verify.status, 0, verify.stdout)
+        XCTAssertEqual(try ArchiverRun.run(["verify", fixture.root.path]).status, 1, "the directory itself still has strays")
+    }
 }
