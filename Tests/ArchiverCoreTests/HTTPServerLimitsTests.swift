@@ -122,6 +122,7 @@ final class HTTPServerLimitsTests: XCTestCase {
         XCTAssertTrue(eventually { server.connectionCounts.accepted == 40 })
         XCTAssertEqual(server.openConnections, 8)
         XCTAssertEqual(server.refusedConnections, 32)
-        XCTAssertLessThanOrEqual(threads() - before, 8)
+        // 8 connection threads; some slack for threads Dispatch starts meanwhile (40 without the cap)
+        XCTAssertLessThan(threads() - before, 20)
     }
 }
