@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Glibc
 
@@ -11,7 +12,21 @@ struct HTTPConnection {
         case closed
         /// The bytes were not an HTTP/1.x request; answer `status` and close.
         case malformed(status: Int, message: String)
+        /// No request in time: idle between requests, or (`midRequest`) a head that did not
+        /// arrive whole within the header timeout.
+        case timedOut(midRequest: Bool)
     }
+
+    /// How long `readRequest` waits, in seconds.
+    struct Timeouts {
+        /// For the first byte of a request after an earlier one; nil: the first request,
+        /// whose whole head must come within `header` of the connection's start.
+        var idle: Double?
+        /// From the first byte of a request to the end of its head.
+        var header: Double
+    }
+
+    private enum Fill { case data, closed, timedOut }
 
     static let maxHeaderBytes = 64 * 1024
     private static let headerEnd: [UInt8] = Array("\r\n\r\n".utf8)
@@ -24,9 +39,12 @@ struct HTTPConnection {
         self.fd = fd
     }
 
-    /// Reads the next request line and headers, and skips any `Content-Length` body.
-    mutating func readRequest() -> ReadResult {
+    /// Reads the next request line and headers, and skips any `Content-Length` body, within
+    /// `timeouts`.
+    mutating func readRequest(_ timeouts: Timeouts) -> ReadResult {
         var scanned = start
+        var begun = start < buffer.count
+        var deadline = Self.now + (begun ? timeouts.header : timeouts.idle ?? timeouts.header)
         while true {
             if let end = findHeaderEnd(from: scanned) {
                 let head = String(decoding: buffer[start..<end], as: UTF8.self)
@@ -40,7 +58,7 @@ struct HTTPConnection {
                         guard let length = Int(value), length >= 0 else {
                             return .malformed(status: 400, message: "bad Content-Length")
                         }
-                        guard skipBody(length) else { return .closed }
+                        guard skipBody(length, idle: timeouts.idle ?? timeouts.header) else { return .closed }
                     }
                 }
                 compact()
@@ -50,9 +68,22 @@ struct HTTPConnection {
                 return .malformed(status: 431, message: "request head larger than \(Self.maxHeaderBytes) bytes")
             }
             scanned = max(start, buffer.count - (Self.headerEnd.count - 1))
-            guard fill() else { return .closed }
+            switch fill(until: deadline) {
+            case .data: break
+            case .closed: return .closed
+            case .timedOut: return .timedOut(midRequest: begun)
+            }
+            if !begun, start < buffer.count {
+                begun = true
+                // A request after an idle wait has begun: its head gets the header timeout from
+                // now (the first request's runs from the connection's start).
+                if timeouts.idle != nil { deadline = Self.now + timeouts.header }
+            }
         }
     }
+
+    /// Monotonic seconds.
+    private static var now: Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
     /// Writes `response`; returns whether the connection may serve another request.
     mutating func send(_ response: HTTPResponse, for request: HTTPRequest?, keepAlive: Bool) -> Bool {
@@ -145,6 +176,18 @@ struct HTTPConnection {
         return nil
     }
 
+    /// Reads more bytes into the buffer, waiting until `deadline` (monotonic seconds) at most.
+    private mutating func fill(until deadline: Double) -> Fill {
+        while true {
+            let remaining = deadline - Self.now
+            guard remaining > 0 else { return .timedOut }
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, Int32(min(remaining * 1000, 3_600_000).rounded(.up)))
+            if ready < 0 && errno != EINTR { return .closed }
+            if ready > 0 { return fill() ? .data : .closed }
+        }
+    }
+
     /// Reads more bytes into the buffer; false at end of stream or on error.
     private mutating func fill() -> Bool {
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
@@ -159,7 +202,8 @@ struct HTTPConnection {
         }
     }
 
-    private mutating func skipBody(_ length: Int) -> Bool {
+    /// Skips a body of `length` bytes; false when it ends early or stalls for `idle` seconds.
+    private mutating func skipBody(_ length: Int, idle: Double) -> Bool {
         var remaining = length
         while true {
             let available = min(remaining, buffer.count - start)
@@ -167,7 +211,7 @@ struct HTTPConnection {
             remaining -= available
             if remaining == 0 { return true }
             compact()
-            guard fill() else { return false }
+            guard case .data = fill(until: Self.now + idle) else { return false }
         }
     }
 

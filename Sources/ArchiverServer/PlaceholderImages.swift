@@ -6,8 +6,9 @@ import Foundation
 ///
 /// `size` is 1...2000. `colour` is 3 to 6 hex digits: 3 expand like CSS (`abc` -> `aabbcc`),
 /// 4 or 5 are left-padded with `0` (`61a65` -> `061a65`). A query string is ignored. Anything
-/// else is a 404. Images are made by the injected encoder once per (size, colour) and cached,
-/// so repeated requests are cheap and byte-identical.
+/// else is a 404. Images are made by the injected encoder and the most recently used ones kept
+/// (`ImageCache`: at most `maxCachedImages` and `maxCachedBytes`), so repeated requests are
+/// cheap; an image made again after eviction has the same bytes (the encoder is deterministic).
 public struct PlaceholderImages: Sendable {
     /// One image to make: edge length in pixels and colour.
     struct Key: Hashable, Sendable {
@@ -20,13 +21,21 @@ public struct PlaceholderImages: Sendable {
 
     /// The largest edge length served.
     public static let maxSize = 2000
+    /// The most images kept by default: the 5000-record demo's distinct 600 px images fit.
+    public static let defaultMaxCachedImages = 8192
+    /// The most bytes of images kept by default.
+    public static let defaultMaxCachedBytes = 64 << 20
 
     private let encode: @Sendable (Int, UInt8, UInt8, UInt8) -> Data
-    private let cache = Locked<[Key: Data]>([:])
+    private let cache: Locked<ImageCache<Key>>
 
     /// Creates the routes; `encode(size, red, green, blue)` must return a `size` x `size` PNG.
-    public init(encode: @escaping @Sendable (Int, UInt8, UInt8, UInt8) -> Data) {
+    public init(
+        maxCachedImages: Int = defaultMaxCachedImages, maxCachedBytes: Int = defaultMaxCachedBytes,
+        encode: @escaping @Sendable (Int, UInt8, UInt8, UInt8) -> Data
+    ) {
         self.encode = encode
+        cache = Locked(ImageCache(maxCount: maxCachedImages, maxBytes: maxCachedBytes))
     }
 
     /// Answers one request: a PNG for a valid `/<size>/<colour>`, 404 text otherwise.
@@ -40,19 +49,17 @@ public struct PlaceholderImages: Sendable {
         return .png(image(for: key))
     }
 
-    /// The number of distinct images made so far.
+    /// The number of images kept now.
     public var cachedImageCount: Int { cache.withLock { $0.count } }
 
+    /// The bytes of the images kept now.
+    public var cachedBytes: Int { cache.withLock { $0.bytes } }
+
     private func image(for key: Key) -> Data {
-        if let cached = cache.withLock({ $0[key] }) { return cached }
-        // Encode outside the lock; if two requests race, the first stored copy wins so every
-        // response carries the same bytes.
+        if let cached = cache.withLock({ $0.value(for: key) }) { return cached }
+        // Encode outside the lock; if two requests race, the first stored copy wins.
         let made = encode(key.size, key.red, key.green, key.blue)
-        return cache.withLock { images in
-            if let existing = images[key] { return existing }
-            images[key] = made
-            return made
-        }
+        return cache.withLock { $0.insert(made, for: key) }
     }
 
     /// Parses `/<size>/<colour>` (no query string); nil when it is not one.

@@ -17,13 +17,16 @@ struct OptionSpec<Options>: Sendable {
         Self(name: name, alias: alias, placeholder: nil, defaultText: "off", help: help) { _, options in set(&options) }
     }
 
-    /// A value taken as it is written (after `transform`, which may refuse it).
+    /// A value taken as it is written (after `transform`, which may refuse it); never empty
+    /// (`--out ""` would otherwise name the current directory).
     static func text(
         _ name: String, alias: String? = nil, _ placeholder: String, default defaultText: String = "none", _ help: String,
         _ set: @escaping @Sendable (inout Options, String) throws -> Void
     ) -> Self {
         Self(name: name, alias: alias, placeholder: placeholder, defaultText: defaultText, help: help) { args, options in
-            try set(&options, try args.value(for: name))
+            let value = try args.value(for: name)
+            guard !value.isEmpty else { throw UsageError(description: "\(name) needs a \(placeholder), not an empty string") }
+            try set(&options, value)
         }
     }
 
@@ -82,6 +85,9 @@ struct CommandSpec<Options>: Sendable {
                 throw UsageError(description: "unknown option '\(name)' for 'archiver \(self.name)'; see 'archiver \(self.name) --help'")
             }
             try spec.read(&args, &options)
+        }
+        if parser.positionals.contains("") {
+            throw UsageError(description: "an empty argument names no file or directory; see 'archiver \(self.name) --help'")
         }
         return parser.positionals
     }

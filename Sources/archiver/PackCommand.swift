@@ -6,8 +6,9 @@ enum PackCommand {
     static let spec = CommandSpec<String?>(
         name: "pack", synopsis: "archiver pack DIR [--output FILE.tar.gz]",
         summary: """
-            A reproducible gzip tarball of manifest.json, index.html, pages/ and images/ (not .archiver/): entries
-            sorted, owner root, mtime SOURCE_DATE_EPOCH or 0; prints its sha256.
+            A reproducible gzip tarball of manifest.json, index.html, pages/ and the images/ files of done
+            items (not .archiver/, nor files the manifest does not list): entries sorted, owner root, mtime
+            SOURCE_DATE_EPOCH or 0; prints its sha256.
             """,
         options: [.text("--output", alias: "-o", "FILE.tar.gz", default: "DIR.tar.gz", "where the tarball goes") { $0 = $1 }],
         notes: "exit status: 0 packed, 2 when DIR is no bundle")
@@ -32,6 +33,10 @@ enum PackCommand {
             let result = try packer.pack(URL(fileURLWithPath: directory), to: destination)
             print("\(result.sha256)  \(output ?? destination.path)")
             print("packed \(result.entries) entries (\(result.images) images), \(result.bytes) bytes")
+            if !result.leftOut.isEmpty {
+                let shown = result.leftOut.prefix(3).joined(separator: ", ") + (result.leftOut.count > 3 ? ", ..." : "")
+                printError("archiver: left out \(result.leftOut.count) file\(result.leftOut.count == 1 ? "" : "s") of images/ that the manifest does not list for a done item (\(shown))")
+            }
             return 0
         } catch {
             return fail(error.description)

@@ -89,7 +89,7 @@ enum RunCommand {
             .flag("--refresh", "revalidate every done item (If-None-Match / If-Modified-Since); keep 304s, replace what changed") {
                 $0.configuration.refresh = true
             },
-            .flag("--quiet", alias: "-q", "no progress on stderr") { $0.quiet = true },
+            .flag("--quiet", alias: "-q", "no progress on stderr, nor the resuming line") { $0.quiet = true },
             .flag("--json", "print a machine-readable summary on stdout") { $0.json = true },
         ],
         notes: """
@@ -147,7 +147,8 @@ enum RunCommand {
         } catch {
             return fail(error.description)
         }
-        let archiver = Archiver(configuration: config, fetcher: fetcher, log: { printError($0) })
+        let quiet = options.quiet
+        let archiver = Archiver(configuration: config, fetcher: fetcher, log: { if !quiet { printError($0) } })
         let interruption = Interruption { archiver.cancel() }
         let progress = options.quiet ? nil : ProgressPrinter(style: .standardError()) { archiver.progress }
         let summary: RunSummary

@@ -26,7 +26,7 @@ final class CommandLineTests: XCTestCase {
         try assertUsageError(["run", "--catalog", catalog, "--concurrency", "0"], mentions: ["--concurrency", "1 to 1024"])
         try assertUsageError(["run", "--catalog", catalog, "--concurrency", "1025"], mentions: ["--concurrency"])
         try assertUsageError(["run", "--catalog", catalog, "--concurrency", "many"], mentions: ["--concurrency", "many"])
-        try assertUsageError(["run", "--catalog", catalog, "--field", ""], mentions: ["--field", "record key"])
+        try assertUsageError(["run", "--catalog", catalog, "--field", ""], mentions: ["--field", "KEY", "empty"])
         try assertUsageError(["run", "--catalog", catalog, "--format", "xml"], mentions: ["--format", "json, jsonl, csv or tsv"])
         try assertUsageError(["run", "--catalog", catalog, "--records", "data"], mentions: ["--records", "JSON Pointer"])
         try assertUsageError(["run", "--catalog", catalog, "--mirror", "nothing"], mentions: ["--mirror", "FROM=TO"])

@@ -94,4 +94,35 @@ final class PlaceholderImagesTests: XCTestCase {
         let (_, missing) = try await Self.session.data(from: URL(string: server.baseURL + "/150/zzzzzz")!)
         XCTAssertEqual((missing as? HTTPURLResponse)?.statusCode, 404)
     }
+
+    /// Issue #16, item 9: the cache used to keep every image ever asked for.
+    /// (The default, 8192, is spelt out so this test also builds against the old server.)
+    func testTheCacheKeepsAtMostItsDefaultNumberOfImages() {
+        let cap = 8192
+        for index in 0..<(cap + 500) {
+            _ = images.respond(to: HTTPRequest(method: "GET", path: "/1/" + String(format: "%06x", index)))
+        }
+        XCTAssertEqual(images.cachedImageCount, cap)
+    }
+
+    func testTheCacheEvictsTheLeastRecentlyUsedWithinItsByteBudget() {
+        let calls = Locked<[String]>([])
+        let small = PlaceholderImages(maxCachedImages: 100, maxCachedBytes: 100) { size, red, green, blue in
+            calls.withLock { $0.append("\(size)") }
+            return Data(repeating: red, count: 40)
+        }
+        func get(_ size: Int) -> Data? {
+            guard case .data(let data) = small.respond(to: HTTPRequest(method: "GET", path: "/\(size)/aaaaaa")).body else { return nil }
+            return data
+        }
+        let first = get(1)
+        _ = get(2)
+        _ = get(1)  // 1 is now the most recent
+        _ = get(3)  // 120 bytes would not fit: 2, the least recent, goes
+        XCTAssertEqual(small.cachedImageCount, 2)
+        XCTAssertEqual(small.cachedBytes, 80)
+        XCTAssertEqual(get(1), first)
+        _ = get(2)
+        XCTAssertEqual(calls.withLock { $0 }, ["1", "2", "3", "2"], "1 stayed cached; 2 was made again")
+    }
 }

@@ -294,7 +294,8 @@ final class RefreshTests: XCTestCase {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
-        let final = try CommandRunner.run(arguments + ["--refresh", "--json"])
+        // Without --quiet, which now hides the "refreshing:" line read below.
+        let final = try CommandRunner.run(arguments.filter { $0 != "--quiet" } + ["--refresh", "--json"])
         XCTAssertEqual(final.status, 0, final.stderr)
         let report = try JSONDecoder().decode(RunReport.self, from: Data(final.stdout.utf8))
         XCTAssertEqual(report.done, 120)

@@ -1,8 +1,9 @@
 import Foundation
 
 /// Packs a bundle directory into a reproducible `.tar.gz`: `manifest.json`, `index.html` when
-/// present, the regular files of `images/` and the gallery's pages, sorted by path; never
-/// `.archiver/` or dot files.
+/// present, the gallery's pages, and the regular files of `images/` that the manifest lists for
+/// a done item, sorted by path; never `.archiver/`, dot files, or files the manifest does not list
+/// (which `verify` would report as unexpected): those are left out and named in the result.
 ///
 /// Same content and same `modificationTime` give byte-identical tarballs, so the tarball's
 /// sha256 can be published and checked.
@@ -22,17 +23,27 @@ public struct BundlePacker: Sendable {
         public var images: Int
         public var bytes: Int64
         public var sha256: String
+        /// Files in `images/` the manifest does not list for a done item, not packed.
+        public var leftOut: [String] = []
     }
 
     /// The paths the tarball of `directory` holds, in order (directories end in `/`).
     public func entries(of directory: URL) throws(BundleError) -> [String] {
+        try plan(directory).paths
+    }
+
+    /// The paths to pack, and the files of `images/` left out because no done item lists them.
+    private func plan(_ directory: URL) throws(BundleError) -> (paths: [String], leftOut: [String]) {
         let layout = BundleLayout(root: directory)
+        var listed = Set<String>()
         var items = 0, failed = 0
         try layout.readManifest { item in
             items += 1
             if item.status == .failed { failed += 1 }
+            if item.status == .done { listed.insert(item.path ?? KeyedStore.relativePath(for: item.id)) }
         }
         var paths = [BundleLayout.manifestPath]
+        var leftOut: [String] = []
         if case .regular = BundleLayout.fileKind(atPath: layout.gallery.path) {
             paths.append(BundleLayout.galleryPath)
         }
@@ -40,19 +51,24 @@ public struct BundlePacker: Sendable {
         if case .directory = BundleLayout.fileKind(atPath: layout.images.path) {
             paths.append(BundleLayout.imagesPath + "/")
             for name in names {
+                let path = BundleLayout.imagesPath + "/" + name
+                guard listed.contains(path) else {
+                    leftOut.append(path)
+                    continue
+                }
                 if case .regular = BundleLayout.fileKind(atPath: layout.images.appendingPathComponent(name).path) {
-                    paths.append(BundleLayout.imagesPath + "/" + name)
+                    paths.append(path)
                 }
             }
         }
         paths += try layout.pagePaths(items: items, failed: failed)
-        return paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        return (paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }, leftOut)
     }
 
     /// Writes the tarball of `directory` to `output` through a temporary file and a rename.
     @discardableResult
     public func pack(_ directory: URL, to output: URL) throws(BundleError) -> Result {
-        let paths = try entries(of: directory)
+        let (paths, leftOut) = try plan(directory)
         let temporary = output.deletingLastPathComponent().appendingPathComponent(
             ".\(output.lastPathComponent).partial-\(UInt32.random(in: 0...UInt32.max))")
         do throws(BundleError) {
@@ -80,7 +96,7 @@ public struct BundlePacker: Sendable {
             return Result(
                 output: output, entries: paths.count,
                 images: paths.filter { $0.hasPrefix("images/") && !$0.hasSuffix("/") }.count,
-                bytes: bytes, sha256: sha256)
+                bytes: bytes, sha256: sha256, leftOut: leftOut)
         } catch {
             unlink(temporary.path)
             throw error

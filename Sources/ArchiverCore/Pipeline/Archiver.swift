@@ -106,11 +106,7 @@ public final class Archiver: Sendable {
         if let unsafe = layout.unsafePlace() {
             throw .unsafeBundle(path: unsafe.path, found: unsafe.found, expected: unsafe.expected)
         }
-        do {
-            try FileManager.default.createDirectory(at: layout.state, withIntermediateDirectories: true)
-        } catch {
-            throw .io("cannot create \(layout.state.path): \(error.localizedDescription)")
-        }
+        try layout.createStateDirectory()
         let lock: BundleLock
         do {
             lock = try BundleLock(path: layout.lock.path)

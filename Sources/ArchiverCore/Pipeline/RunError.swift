@@ -5,6 +5,8 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
     case optionsChanged(directory: String, option: String, recorded: String, given: String)
     /// Something the run writes into or through is a link (or not what it must be).
     case unsafeBundle(path: String, found: String, expected: String)
+    /// `--out`, or a directory on the way to it, is something other than a directory.
+    case notADirectory(path: String, found: String)
     case io(String)
     case openFileLimit(OpenFileLimit.TooLow)
     /// `run` was called a second time on one `Archiver`.
@@ -17,6 +19,7 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
         case .locked: "locked"
         case .optionsChanged: "options-changed"
         case .unsafeBundle: "unsafe-bundle"
+        case .notADirectory: "not-a-directory"
         case .io: "io"
         case .openFileLimit: "open-file-limit"
         case .alreadyRun: "already-run"
@@ -35,6 +38,8 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unsafeBundle(let path, let found, let expected):
             "\(path) is \(found), not \(expected); the archiver never writes through a link or outside the bundle: "
                 + "remove it (a run makes a new one) and run again"
+        case .notADirectory(let path, let found):
+            "\(path) is \(found), not a directory; --out names the bundle directory (made if missing)"
         case .io(let reason):
             reason
         case .alreadyRun:

@@ -28,13 +28,20 @@ public struct BundleStatus: Sendable, Codable, Equatable {
     public var runningPID: Int?
 
     /// Reads the status of `directory`; nil when it holds no archiver bundle.
+    ///
+    /// Only the records of the bundle's catalog count: the ids of its `manifest.json` (written
+    /// by every run that ends, interrupted or not). A journal also keeps lines of records that
+    /// have left the catalog until a run completes; those are not the bundle's. Without a
+    /// readable manifest (a first run still under way, or killed) every journal id counts.
     public static func read(directory: URL, examplesPerKind: Int = 3) -> BundleStatus? {
         let layout = BundleLayout(root: directory)
         guard FileManager.default.fileExists(atPath: layout.state.path) else { return nil }
         let journal = JournalIndex(path: layout.journal.path)
-        let total = RunOptions.read(layout)?.records ?? journal.count
-        let done = journal.count(of: .done)
-        let failedRecords = journal.ids.filter { journal.status(of: $0) == .failed }.sorted()
+        let listed = manifestIDs(layout)
+        let ids = journal.ids.filter { listed?.contains($0) ?? true }
+        let total = listed?.count ?? RunOptions.read(layout)?.records ?? journal.count
+        let done = ids.count { journal.status(of: $0) == .done }
+        let failedRecords = ids.filter { journal.status(of: $0) == .failed }.sorted()
             .compactMap(journal.record(for:))
         var groups: [String: FailureGroup] = [:]
         for record in failedRecords {
@@ -53,6 +60,18 @@ public struct BundleStatus: Sendable, Codable, Equatable {
             bytesOnDisk: OpenDirectory(path: layout.images.path)?.totalBytes() ?? 0,
             failures: groups.values.sorted { ($0.count, $1.kind) > ($1.count, $0.kind) },
             running: lock.held, runningPID: lock.pid)
+    }
+
+    /// The ids of the bundle's manifest, read as a stream; nil when it has none that reads.
+    private static func manifestIDs(_ layout: BundleLayout) -> Set<Int>? {
+        guard case .regular = BundleLayout.fileKind(atPath: layout.manifest.path) else { return nil }
+        var ids = Set<Int>()
+        do {
+            try layout.readManifest { ids.insert($0.id) }
+        } catch {
+            return nil
+        }
+        return ids
     }
 
     /// The human-readable report.

@@ -1,3 +1,5 @@
+import Foundation
+
 extension BundleLayout {
     /// The first place where a run would write through a link, what is there and what should
     /// be; nil when there is none.
@@ -17,5 +19,29 @@ extension BundleLayout {
             }
         }
         return nil
+    }
+}
+
+extension BundleLayout {
+    /// Makes `.archiver/` and every missing directory above it, or says in one line why not: a
+    /// file (or anything but a directory) on the way, or the system's reason (`Permission denied`).
+    func createStateDirectory() throws(RunError) {
+        var missing: [String] = []
+        var path = state.standardizedFileURL.path
+        while !path.isEmpty, path != "/" {
+            var info = stat()
+            if stat(path, &info) == 0 {
+                guard info.st_mode & S_IFMT == S_IFDIR else {
+                    throw .notADirectory(path: path, found: Self.fileKind(atPath: path).noun)
+                }
+                break
+            }
+            guard errno == ENOENT || errno == ENOTDIR else { throw .io("cannot create \(state.path): \(errnoText())") }
+            missing.append(path)
+            path = (path as NSString).deletingLastPathComponent
+        }
+        for directory in missing.reversed() where mkdir(directory, 0o777) != 0 && errno != EEXIST {
+            throw .io("cannot create \(directory): \(errnoText())")
+        }
     }
 }

@@ -18,9 +18,12 @@ enum CommandRunner {
     }
 
     /// Starts the binary; the caller waits or signals it.
-    static func start(_ arguments: [String], stdout: Pipe = Pipe(), stderr: Pipe = Pipe()) throws -> Process {
+    static func start(
+        _ arguments: [String], stdout: Pipe = Pipe(), stderr: Pipe = Pipe(), currentDirectory: URL? = nil
+    ) throws -> Process {
         let process = Process()
         process.executableURL = executable
+        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
         process.arguments = arguments
         process.standardOutput = stdout
         process.standardError = stderr
@@ -30,9 +33,9 @@ enum CommandRunner {
     }
 
     /// Runs the binary to the end and collects its output.
-    static func run(_ arguments: [String]) throws -> CommandResult {
+    static func run(_ arguments: [String], currentDirectory: URL? = nil) throws -> CommandResult {
         let out = Pipe(), err = Pipe()
-        let process = try start(arguments, stdout: out, stderr: err)
+        let process = try start(arguments, stdout: out, stderr: err, currentDirectory: currentDirectory)
         let errData = Locked(Data())
         let errDone = DispatchSemaphore(value: 0)
         Thread {

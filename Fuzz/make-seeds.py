@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of `make fuzz` into Fuzz/corpus/ (committed; rerun to regenerate)."""
+import os, struct, zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def write(target, name, data):
+    path = os.path.join(HERE, "corpus", target, name)
+    with open(path, "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+
+
+def chunk(kind, payload, length=None, crc=None):
+    kind = kind.encode()
+    return (struct.pack(">I", len(payload) if length is None else length) + kind + payload
+            + struct.pack(">I", zlib.crc32(kind + payload) if crc is None else crc))
+
+
+def png(width, height, depth=8, colour=2, rows=None, extra=b"", before_idat=b"", interlace=0, after=b""):
+    channels = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}[colour]
+    if rows is None:
+        row = bytes([0]) + bytes((width * channels * depth + 7) // 8)
+        rows = row * height if not interlace else row * height * 2
+    ihdr = struct.pack(">IIBBBBB", width, height, depth, colour, 0, 0, interlace)
+    return (b"\x89PNG\r\n\x1a\n" + chunk("IHDR", ihdr) + before_idat
+            + chunk("IDAT", zlib.compress(rows)) + extra + chunk("IEND", b"") + after)
+
+
+def bomb(kind):
+    # IHDR then a chunk that claims 0x7ffffff0 bytes and ends there: 45 bytes in all.
+    ihdr = struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk("IHDR", ihdr) + struct.pack(">I", 0x7FFFFFF0) + kind.encode() + b"\0" * 4
+
+
+write("png", "rgb-1x1.png", png(1, 1))
+write("png", "rgb-4x3.png", png(4, 3))
+write("png", "gray16-2x2.png", png(2, 2, depth=16, colour=0))
+write("png", "rgba-2x2.png", png(2, 2, colour=6))
+write("png", "palette-2x2.png", png(2, 2, colour=3, before_idat=chunk("PLTE", b"\x10\x20\x30\x40\x50\x60")))
+write("png", "gray1-9x1.png", png(9, 1, depth=1, colour=0))
+write("png", "interlaced-3x3.png", png(3, 3, interlace=1))
+write("png", "text-chunks.png", png(2, 1, before_idat=chunk("tEXt", b"Title\0hello")
+                                      + chunk("zTXt", b"Comment\0\0" + zlib.compress(b"compressed text"))
+                                      + chunk("iTXt", b"Author\0\0\0en\0\0someone")))
+write("png", "bad-crc.png", png(1, 1, extra=chunk("tEXt", b"k\0v", crc=0)))
+good = png(2, 2)
+write("png", "truncated.png", good[: len(good) - 7])
+write("png", "after-iend.png", png(1, 1, after=b"trailing"))
+write("png", "huge-ihdr.png", png(60000, 60000, rows=b"\0"))
+for kind in ["zTXt", "tEXt", "iTXt", "sPLT"]:
+    write("png", "bomb-%s.png" % kind, bomb(kind))
+
+record = '{"albumId": 1, "id": %d, "title": "photo %d", "url": "https://via.placeholder.com/600/92c952", "thumbnailUrl": "https://via.placeholder.com/150/92c952"}'
+write("catalog", "three.json", "[\n  " + ",\n  ".join(record % (i, i) for i in range(1, 4)) + "\n]\n")
+write("catalog", "empty.json", "[]")
+write("catalog", "escapes.json", '[{"albumId": 1, "id": 7, "title": "caf\\u00e9 \\"quoted\\" \\ud83d\\ude00 tab\\t", '
+      '"url": "https://x/\\u0041", "thumbnailUrl": "https://x/t"}]')
+write("catalog", "extra-fields.json", '[{"albumId": 2, "id": -3, "title": "", "url": "u", "thumbnailUrl": "t", '
+      '"extra": {"nested": [1, 2.5e3, true, null, {"a": []}]}}]')
+write("catalog", "reordered.json", '[{"url":"https://x/1","thumbnailUrl":"https://x/t","title":"t","id":9223372036854775807,"albumId":0}]')
+write("catalog", "duplicate-ids.json", "[" + record % (1, 1) + "," + record % (1, 1) + "]")
+write("catalog", "missing-field.json", '[{"albumId": 1, "id": 1, "title": "t", "thumbnailUrl": "t"}]')
+write("catalog", "wrong-types.json", '[{"albumId": "1", "id": 1.5, "title": 3, "url": null, "thumbnailUrl": []}]')
+write("catalog", "nested.json", '[{"albumId": 1, "id": 1, "title": "t", "url": "u", "thumbnailUrl": "t", "x": ' + "[" * 40 + "]" * 40 + "}]")
+write("catalog", "not-array.json", '{"photos": []}')
+write("catalog", "bom.json", "\ufeff[" + record % (5, 5) + "]")
+
+digest = "9f" * 32
+write("journal", "done.txt", "done\t1\thttps://via.placeholder.com/600/92c952\thttp://127.0.0.1:8080/600/92c952\t139\t%s\t600\t600\t1" % digest)
+write("journal", "done-stamped.txt", "done\t2\thttps://x/2\thttps://x/2\t139\t%s\t600\t600\t2\t1234567\t1700000000123456789" % digest)
+write("journal", "failed.txt", "failed\t3\thttps://x/3\thttps://x/3\t4\thttp-status\t404\tHTTP 404 from https://x/3")
+write("journal", "failed-no-status.txt", "failed\t4\thttps://x/4\thttps://x/4\t1\tnetwork\t-\tconnection refused")
+write("journal", "pending.txt", "pending\t5\thttps://x/5\thttps://x/5")
+write("journal", "escaped.txt", "failed\t6\thttps://x/a\\tb\\nc\\\\d\thttps://x/6\t1\tnot-png\t-\tmessage with \\t tab and \\n newline")
+write("journal", "negative-id.txt", "pending\t-7\thttps://x/7\thttps://x/7")

@@ -1,0 +1,62 @@
+import Foundation
+
+/// The parsers `make fuzz` feeds with libFuzzer, each behind one entry point that the fuzz
+/// executables (`Fuzz/`) and the test replaying their corpora call alike. Whatever the bytes,
+/// a parser must answer (a value or an error): never trap, leak, or allocate without bound.
+public enum FuzzTarget: String, CaseIterable, Sendable {
+    /// `PNGValidator` in both modes on the whole body, and the streaming check of `verify` and
+    /// `pack` fed in pieces whose size the first byte picks.
+    case png
+    /// `Catalog(source:data:)`: the scanner, the JSONDecoder fallback, then every record read.
+    case catalog
+    /// One journal line: `peek`, `decode`, and a decoded record must survive its own encoding.
+    case journal
+
+    /// Runs the target on `bytes`; a broken invariant traps, which libFuzzer reports.
+    public func run(_ bytes: UnsafeRawBufferPointer) {
+        switch self {
+        case .png: Self.png(bytes)
+        case .catalog: Self.catalog(bytes)
+        case .journal: Self.journal(bytes)
+        }
+    }
+
+    private static func png(_ bytes: UnsafeRawBufferPointer) {
+        let data = Data(bytes)
+        for mode in ValidationMode.allCases {
+            let validator = PNGValidator(mode: mode)
+            _ = try? validator.validate(data)
+            let check = PNGStreamCheck(validator)
+            let piece = 1 + Int(bytes.first ?? 0) % 97
+            var offset = 0
+            while offset < bytes.count {
+                let end = min(bytes.count, offset + piece)
+                check.feed(UnsafeRawBufferPointer(rebasing: bytes[offset..<end]))
+                offset = end
+            }
+            _ = check.result()
+        }
+    }
+
+    private static func catalog(_ bytes: UnsafeRawBufferPointer) {
+        guard let catalog = try? Catalog(source: "fuzz", data: Data(bytes)) else { return }
+        var reader = CatalogReader(catalog.records)
+        for position in catalog.records.indices {
+            let record = reader.record(position)
+            precondition(record.id == catalog.records.id(at: position), "a record read back has another id")
+            _ = record.url(for: .thumbnailUrl)
+        }
+    }
+
+    private static func journal(_ bytes: UnsafeRawBufferPointer) {
+        let line = bytes.bindMemory(to: UInt8.self)
+        let peeked = JournalLine.peek(line)
+        guard let record = JournalLine.decode(line) else { return }
+        precondition(peeked?.id == record.id && peeked?.status == record.status, "peek disagrees with decode")
+        var encoded = Array(JournalLine.encode(record).utf8)
+        precondition(encoded.last == 0x0A, "an encoded line ends with its newline")
+        encoded.removeLast()
+        let again = encoded.withUnsafeBufferPointer(JournalLine.decode)
+        precondition(again == record, "a decoded line does not survive its own encoding")
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import XCTest
+@testable import ArchiverCore
+
+/// Replays every file of `make fuzz`'s seed corpora (`Fuzz/corpus/<target>/`) and every input a
+/// fuzzer found (`Fuzz/crashes/<target>/`) through the same entry points the fuzz targets call:
+/// a crash there fails the suite, so a fixed finding stays fixed.
+final class FuzzCorpusTests: XCTestCase {
+    private static let fuzz = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fuzz")
+
+    private func inputs(_ target: FuzzTarget) -> [URL] {
+        ["corpus", "crashes"].flatMap { folder -> [URL] in
+            let directory = Self.fuzz.appendingPathComponent(folder).appendingPathComponent(target.rawValue)
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+            return names.filter { !$0.hasPrefix(".") }.sorted().map { directory.appendingPathComponent($0) }
+        }
+    }
+
+    private func replay(_ target: FuzzTarget, atLeast seeds: Int) throws {
+        let files = inputs(target)
+        XCTAssertGreaterThanOrEqual(files.count, seeds, "seed corpus of \(target) in \(Self.fuzz.path)")
+        for file in files {
+            let data = try Data(contentsOf: file)
+            data.withUnsafeBytes { target.run($0) }
+        }
+    }
+
+    func testPNGCorpusReplaysWithoutACrash() throws {
+        try replay(.png, atLeast: 16)
+    }
+
+    func testCatalogCorpusReplaysWithoutACrash() throws {
+        try replay(.catalog, atLeast: 11)
+    }
+
+    func testJournalCorpusReplaysWithoutACrash() throws {
+        try replay(.journal, atLeast: 7)
+    }
+
+    /// The seeds are what they say: the 45-byte chunk bombs of issue #16 fail validation.
+    func testTheChunkBombSeedsAreRejectedInBothModes() throws {
+        for kind in ["zTXt", "tEXt", "iTXt", "sPLT"] {
+            let data = try Data(contentsOf: Self.fuzz.appendingPathComponent("corpus/png/bomb-\(kind).png"))
+            XCTAssertEqual(data.count, 45)
+            for mode in ValidationMode.allCases {
+                XCTAssertThrowsError(try PNGValidator(mode: mode).validate(data), "\(kind), \(mode)")
+            }
+        }
+        XCTAssertNoThrow(try PNGValidator(mode: .full).validate(Data(contentsOf: Self.fuzz.appendingPathComponent("corpus/png/text-chunks.png"))))
+    }
+}
