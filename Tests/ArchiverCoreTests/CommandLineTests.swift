@@ -6,14 +6,7 @@ import XCTest
 /// The built `archiver` binary: usage errors, catalog errors and exit statuses, as a user sees them.
 final class CommandLineTests: XCTestCase {
     private func assertUsageError(_ arguments: [String], mentions words: [String], file: StaticString = #filePath, line: UInt = #line) throws {
-        let result = try CommandRunner.run(arguments)
-        XCTAssertEqual(result.status, 2, "exit status of \(arguments)", file: file, line: line)
-        let lines = result.stderr.split(separator: "\n")
-        XCTAssertEqual(lines.count, 1, "one line, got: \(result.stderr)", file: file, line: line)
-        XCTAssertTrue(result.stderr.hasPrefix("archiver: "), result.stderr, file: file, line: line)
-        for word in words {
-            XCTAssertTrue(result.stderr.contains(word), "'\(word)' not in: \(result.stderr)", file: file, line: line)
-        }
+        assertOneLineError(try CommandRunner.run(arguments), mentions: words, file: file, line: line)
     }
 
     func testUsageErrorsExitTwoWithOneLineNamingTheProblem() throws {

@@ -6,16 +6,6 @@ import XCTest
 /// Issue #16, item 8: the small things a user meets at the command line, each one line and the
 /// documented exit status.
 final class CommandMessageTests: XCTestCase {
-    private func assertOneLineError(_ result: CommandResult, mentions words: [String], file: StaticString = #filePath, line: UInt = #line) {
-        XCTAssertEqual(result.status, 2, result.stderr, file: file, line: line)
-        XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr, file: file, line: line)
-        XCTAssertTrue(result.stderr.hasPrefix("archiver: "), result.stderr, file: file, line: line)
-        XCTAssertFalse(result.stderr.contains("NSCocoaErrorDomain"), result.stderr, file: file, line: line)
-        for word in words {
-            XCTAssertTrue(result.stderr.contains(word), "'\(word)' not in: \(result.stderr)", file: file, line: line)
-        }
-    }
-
     func testOutNamingAFileExitsTwoSayingItIsNotADirectory() throws {
         let dir = Fixtures.temporaryDirectory(self)
         let catalog = try Fixtures.writeCatalog(Fixtures.records(1), to: dir.appendingPathComponent("c.json"))

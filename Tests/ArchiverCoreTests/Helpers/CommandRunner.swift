@@ -51,3 +51,17 @@ enum CommandRunner {
             status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: errText)
     }
 }
+
+extension XCTestCase {
+    /// The binary's failure as a user should see it: exit 2 and one line, `archiver: ...`,
+    /// naming each of `words` (and no Foundation error domain).
+    func assertOneLineError(_ result: CommandResult, mentions words: [String], file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(result.status, 2, result.stderr, file: file, line: line)
+        XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, "one line, got: \(result.stderr)", file: file, line: line)
+        XCTAssertTrue(result.stderr.hasPrefix("archiver: "), result.stderr, file: file, line: line)
+        XCTAssertFalse(result.stderr.contains("NSCocoaErrorDomain"), result.stderr, file: file, line: line)
+        for word in words {
+            XCTAssertTrue(result.stderr.contains(word), "'\(word)' not in: \(result.stderr)", file: file, line: line)
+        }
+    }
+}
