@@ -168,8 +168,11 @@ public final class Archiver: Sendable {
         feed.withLock { $0.reader = CatalogReader(catalog.records) }
         feedQueue(plan, stages: stages)
         // While the jobs run, the items that have finished are written to the manifest and pages
-        // (if this cannot start, `writeBundle` tries again at the end and reports why).
-        let output = plan.jobCount > 0
+        // (if this cannot start, `writeBundle` tries again at the end and reports why). Not in a
+        // refresh: it mostly finds nothing changed, and then writing the whole manifest and
+        // gallery to throw them away cost as much as the 304s; if something changed, they are
+        // written at the end.
+        let output = plan.jobCount > 0 && !config.refresh
             ? try? BundleOutput(catalog: catalog, ledger: ledger, configuration: config, layout: layout, fileSystem: fileSystem) : nil
         output?.startWriting(every: .milliseconds(20))
         done.wait()
