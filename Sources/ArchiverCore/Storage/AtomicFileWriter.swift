@@ -47,24 +47,6 @@ final class AtomicFileWriter {
         try writer.commit()
     }
 
-    /// Appends everything written to `scratch`, copied by the kernel.
-    func append(_ scratch: ScratchFile) {
-        output.flush()
-        scratch.flush()
-        guard output.failure == nil else { return }
-        if let reason = scratch.failure {
-            return output.fail("cannot write \(temporary): \(reason)")
-        }
-        var offset = off_t(0)
-        while offset < scratch.size {
-            let n = sendfile(descriptor, scratch.descriptor, &offset, scratch.size - Int(offset))
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else {
-                return output.fail("cannot write \(temporary): \(n < 0 ? errnoText() : "the scratch file ended early")")
-            }
-        }
-    }
-
     /// Removes the regular files that `AtomicFileWriter`s of a killed run left in `directory`
     /// (`.NAME.tmp-PID-RANDOM`, or `.NAME.tmp-PID` from older versions); call it holding the
     /// bundle lock, when no writer of this process is open there.

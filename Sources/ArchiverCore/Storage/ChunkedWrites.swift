@@ -3,8 +3,8 @@ import Glibc
 #endif
 
 /// Bytes bound for an open file, gathered and written `chunk` bytes at a time; the first failure
-/// is kept (and later writes skipped) for the owner to report. What `AtomicFileWriter` and
-/// `ScratchFile` write through.
+/// is kept (and later writes skipped) for the owner to report. What `AtomicFileWriter` writes
+/// through.
 struct ChunkedWrites {
     let descriptor: Int32
     /// The path named in a failure.
