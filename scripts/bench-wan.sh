@@ -41,16 +41,7 @@ from=https://via.placeholder.com
 
 [ -x "$archiver" ] || { echo "bench-wan: no archiver binary at $archiver" >&2; exit 2; }
 
-missing=()
-for p in nginx libnginx-mod-http-echo curl wget2 aria2 openssl time python3; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
-done
-if ((${#missing[@]})); then
-    echo "bench-wan: installing ${missing[*]}"
-    sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+install_missing bench-wan nginx libnginx-mod-http-echo curl wget2 aria2 openssl time python3
 
 # 1024 in flight is 1024 descriptors for the client (plus its files); many machines' soft limit
 # is 1024. nginx raises its own (worker_rlimit_nofile).

@@ -30,16 +30,7 @@ from=https://via.placeholder.com   # the catalog's image host, answered by nginx
 [ -x "$archiver" ] || { echo "bench: no archiver binary at $archiver" >&2; exit 2; }
 
 # Debian packages, installed only when one is missing, the way the Makefile's deps target does.
-missing=()
-for p in nginx curl wget2 aria2 time python3; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
-done
-if ((${#missing[@]})); then
-    echo "bench: installing ${missing[*]}"
-    sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+install_missing bench nginx curl wget2 aria2 time python3
 
 # Everything lives in one temp dir. nginx's workers run as 'nobody' when we are root, so the
 # tree they serve must be world-readable (mktemp -d makes it 0700).

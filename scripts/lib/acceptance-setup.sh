@@ -14,13 +14,7 @@ acceptance_setup() {
     chmod 755 "$work"   # nginx's workers run as 'nobody' when we are root
     nginx_pid="" serve_pid="" extra_pids=""
     trap acceptance_cleanup EXIT
-    local p
-    for p in nginx curl time python3; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || {
-            apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx curl time python3 >/dev/null
-            break
-        }
-    done
+    install_missing acceptance nginx curl time python3
     port=$(free_port)
     start_catalog_nginx "$archiver" "$catalog" "$work" "$port" "$from"
     mirror="$from=http://127.0.0.1:$port"

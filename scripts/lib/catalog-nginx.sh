@@ -12,6 +12,21 @@
 # The pieces are usable on their own (scripts/lib/wan-nginx.sh builds the far-server set-up
 # from them): make_catalog_images, nginx_http_common, run_nginx.
 
+# install_missing WHO PACKAGE...: installs from Debian the packages that are not installed yet,
+# saying so as WHO (sudo when not root); does nothing when all are there.
+install_missing() {
+    local who=$1 p sudo=""; shift
+    local missing=()
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+    done
+    ((${#missing[@]})) || return 0
+    echo "$who: installing ${missing[*]}"
+    [ "$(id -u)" = 0 ] || sudo=sudo
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
 # A free loopback port: bind port 0 and read back what the kernel chose (nginx binds it a moment
 # later; a clash is possible but rare, and nginx then fails to start, which is checked).
 free_port() {
