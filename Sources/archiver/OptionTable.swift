@@ -17,7 +17,7 @@ struct OptionSpec<Options>: Sendable {
         Self(name: name, alias: alias, placeholder: nil, defaultText: "off", help: help) { _, options in set(&options) }
     }
 
-    /// A value taken as it is written (after `transform`, which may refuse it); never empty
+    /// A value taken as it is written (`set` may still refuse it); never empty
     /// (`--out ""` would otherwise name the current directory).
     static func text(
         _ name: String, alias: String? = nil, _ placeholder: String, default defaultText: String = "none", _ help: String,

@@ -32,13 +32,13 @@ enum RunCommand {
                 options.configuration.catalog.records = text
             },
             .text("--id", "KEY", default: "id", "the record key (or CSV column) of the integer id") { options, text in
-                options.configuration.catalog.idKey = try key("--id", text)
+                options.configuration.catalog.idKey = text
             },
             .text("--title", "KEY", default: "title", "the key of the title the gallery shows (optional in a record)") { options, text in
-                options.configuration.catalog.titleKey = try key("--title", text)
+                options.configuration.catalog.titleKey = text
             },
             .text("--group", "KEY", default: "albumId", "the key of the integer the gallery groups by (optional in a record)") { options, text in
-                options.configuration.catalog.groupKey = try key("--group", text)
+                options.configuration.catalog.groupKey = text
             },
             .text("--out", "DIR", default: "./archive", "the bundle directory") {
                 $0.configuration.outputDirectory = URL(fileURLWithPath: $1)
@@ -54,7 +54,7 @@ enum RunCommand {
             },
             .flag("--http2", "offer HTTP/2 to HTTPS servers and multiplex on it") { $0.configuration.http2 = true },
             .text("--field", "KEY", default: "url", "the key of the image URL to archive (url, thumbnailUrl, image_url, ...)") { options, text in
-                options.configuration.field = ImageField(rawValue: try key("--field", text))
+                options.configuration.field = ImageField(rawValue: text)
             },
             .text("--shard", "I/N", "archive only shard I of N (one-based): the records whose URL hashes to it") { options, text in
                 guard let shard = Shard(text) else {
@@ -104,12 +104,6 @@ enum RunCommand {
         }
         options.configuration.mirrors = MirrorMap(options.mirrors)
         return options
-    }
-
-    /// A record key as given: any non-empty text.
-    static func key(_ option: String, _ text: String) throws -> String {
-        guard !text.isEmpty else { throw UsageError(description: "\(option) takes a record key, not an empty one") }
-        return text
     }
 
     /// `--cacert`'s file, checked now so a typo fails the run at once instead of every item.
