@@ -84,7 +84,7 @@ final class StreamingBundleTests: XCTestCase {
         XCTAssertEqual(seen, [1, 2, 3])
         var text = try String(contentsOf: fixture.layout.manifest, encoding: .utf8)
         text = text.replacingOccurrences(of: "\"attempts\": 1", with: "\"attempts\": 1,,")
-        try text.write(to: fixture.layout.manifest, atomically: true, encoding: .utf8)
+        try text.write(to: fixture.layout.manifest, atomically: false, encoding: .utf8)
         XCTAssertThrowsError(try fixture.layout.readManifest()) { error in
             XCTAssertTrue("\(error)".contains("at byte "), "\(error)")
         }

@@ -19,7 +19,7 @@ public struct Progress: Sendable, Equatable {
 
 /// Every record's outcome, by catalog position, collected as items finish; thread-safe.
 ///
-/// An outcome is kept in 72 bytes (the digest as bytes, sizes and the file's stamp as integers); the strings of an
+/// An outcome is kept in 64 bytes (the digest as bytes, sizes and the file's stamp as integers); the strings of an
 /// `ItemRecord` are made again when asked for: the URL from the catalog, the fetched URL from
 /// `--mirror`, the error from a side table (failures are few), the validators (`ETag`,
 /// `Last-Modified`) from a `ValidatorArena` with one 8-byte span per record, made only once a
@@ -31,14 +31,31 @@ final class Ledger: Sendable {
         /// the journal index's outcome stands (as for `kept`), but it is not written out yet.
         enum Code: UInt8 { case none, done, failed, kept, revalidating }
         var digest: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        var bytes: Int64 = 0
+        /// `bytes` (40 bits: `--max-bytes` is at most 2^40), `attempts` (8) and `code` (8) in
+        /// one word, so an outcome is 64 bytes rather than 72 (100,000 records: 0.8 MB).
+        private var packed: UInt64 = 0
         var width: Int32 = 0
         var height: Int32 = 0
-        var attempts: Int32 = 0
-        var code = Code.none
         /// The file's inode and mtime (`FileStamp`); inode 0 for none.
         var inode: UInt64 = 0
         var modified: Int64 = 0
+
+        private static let bytesMask: UInt64 = 1 << 40 - 1
+
+        var bytes: Int64 {
+            get { Int64(packed & Self.bytesMask) }
+            set { packed = packed & ~Self.bytesMask | UInt64(clamping: newValue) & Self.bytesMask }
+        }
+
+        var attempts: Int32 {
+            get { Int32(packed >> 40 & 0xFF) }
+            set { packed = packed & ~(0xFF << 40) | UInt64(UInt8(clamping: newValue)) << 40 }
+        }
+
+        var code: Code {
+            get { Code(rawValue: UInt8(packed >> 48 & 0xFF)) ?? .none }
+            set { packed = packed & ~(0xFF << 48) | UInt64(newValue.rawValue) << 48 }
+        }
     }
 
     private struct State {
