@@ -87,6 +87,22 @@ final class BundleVerifierTests: XCTestCase {
         XCTAssertEqual(report.verified, 17)
     }
 
+    func testATarballsUnlistedImagesAreUnexpectedAndItsListedOnesAreNot() throws {
+        // `pack` leaves unlisted files out, so this tarball is written by hand.
+        let writer = try TarballWriter(path: tarball.path, modificationTime: 0)
+        try writer.addFile("manifest.json", data: Data(contentsOf: fixture.layout.manifest))
+        let names = try FileManager.default.contentsOfDirectory(atPath: fixture.layout.images.path).filter { !$0.hasPrefix(".") }.sorted()
+        for name in names {
+            try writer.addFile("images/" + name, data: Data(contentsOf: fixture.layout.images.appendingPathComponent(name)))
+        }
+        try writer.addFile("images/9999.png", data: PNGEncoder.solid(width: 2, height: 2, red: 1, green: 2, blue: 3))
+        try writer.close()
+        let report = try BundleVerifier().verify(tarball)
+        XCTAssertEqual(report.problems.map(\.message), ["unexpected file images/9999.png"])
+        XCTAssertEqual(report.verified, report.done)
+        XCTAssertGreaterThan(report.verified, 0)
+    }
+
     func testDirectoryWithoutManifestAndUnreadableTarballAreBundleErrors() throws {
         try FileManager.default.removeItem(at: fixture.layout.manifest)
         XCTAssertThrowsError(try BundleVerifier().verify(fixture.root)) {

@@ -52,9 +52,12 @@ public struct BundleVerifier: Sendable {
         let reader = try TarballReader(path: tarball.path)
         var manifest: UnsafeMutablePointer<FILE>?
         defer { if let manifest { fclose(manifest) } }
+        // By file name in `images/`: a name of up to 15 bytes (`12345.png`) is kept inline, where
+        // a path (`images/12345.png`) would cost a heap object per image.
         var files: [String: FileFacts.Packed] = [:]
         var imageErrors: [String: ItemError] = [:]
         var strays: [String] = []
+        let prefix = BundleLayout.imagesPath + "/"
         while let entry = try reader.next(readingData: false) {
             let path = entry.path
             if path == BundleLayout.manifestPath, entry.isRegularFile {
@@ -62,32 +65,44 @@ public struct BundleVerifier: Sendable {
                 manifest = try spool(reader, tarball: tarball.path)
             } else if path == BundleLayout.galleryPath || (entry.isDirectory && Self.isImagesDirectory(path)) {
                 continue
-            } else if path.hasPrefix(BundleLayout.imagesPath + "/"), !path.dropFirst(7).contains("/") {
+            } else if path.hasPrefix(prefix), !path.dropFirst(prefix.count).contains("/") {
+                let name = String(path.dropFirst(prefix.count))
                 guard entry.isRegularFile else {
-                    files[path] = FileFacts.Packed(FileFacts(isRegularFile: false))
+                    files[name] = FileFacts.Packed(FileFacts(isRegularFile: false))
                     continue
                 }
                 let builder = FileFacts.Builder(validator)
                 try reader.readData(builder.feed)
                 let facts = builder.finish()
-                files[path] = FileFacts.Packed(facts)
-                imageErrors[path] = facts.imageError
+                files[name] = FileFacts.Packed(facts)
+                imageErrors[name] = facts.imageError
             } else {
                 strays.append(path)
             }
         }
         guard let manifest else { throw .noManifest(tarball.path) }
         rewind(manifest)
-        var tally = VerificationTally(source: tarball.path)
+        // Which files the manifest lists is marked on their facts rather than kept in a set.
+        var tally = VerificationTally(source: tarball.path, tracksListed: false)
         var items = 0, failed = 0
         _ = try ManifestReader.read(descriptor: fileno(manifest), source: tarball.path) { item in
             items += 1
             if item.status == .failed { failed += 1 }
             guard let path = tally.count(item) else { return }
-            tally.check(item, path: path, facts: files[path]?.unpacked(imageError: imageErrors[path]))
+            var facts: FileFacts?
+            if path.hasPrefix(prefix) {
+                let name = String(path.dropFirst(prefix.count))
+                if var packed = files[name] {
+                    facts = packed.unpacked(imageError: imageErrors[name])
+                    packed.listed = true
+                    files[name] = packed
+                }
+            }
+            tally.check(item, path: path, facts: facts)
         }
         let pages = BundleLayout.galleryPagePaths(items: items, failed: failed)
-        return tally.report(found: Array(files.keys), strays: strays.filter { !pages.contains($0) })
+        let unlisted = files.compactMap { $0.value.listed ? nil : prefix + $0.key }
+        return tally.report(found: unlisted, strays: strays.filter { !pages.contains($0) })
     }
 
     /// Copies the current entry's data to an unnamed temporary file.

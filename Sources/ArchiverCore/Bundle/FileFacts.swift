@@ -65,6 +65,8 @@ extension FileFacts {
         private var height: Int32 = 0
         private var isRegularFile: Bool
         private var hasImage = false
+        /// Whether the manifest lists the file (set by `verify` of a tarball; fits in padding).
+        var listed = false
 
         init(_ facts: FileFacts) {
             bytes = facts.bytes
