@@ -143,7 +143,15 @@ public final class Archiver: Sendable {
                 : "\(plan.retryingFailures) failed" + (plan.retryingFailures > 0 ? " (trying again)" : "")
             log("resuming: \(plan.keptDone) done, \(failed), \(plan.pendingRecords) to go")
         }
-        if config.prune { store.prune(keeping: Set(catalog.records.indices.map(catalog.records.id(at:)))) }
+        if config.prune {
+            let records = catalog.records
+            var hashed: Set<String>?
+            store.prune { stem in
+                if let id = RecordKey.id(fromStem: stem) { return records.position(ofID: RecordID(id)) != nil }
+                if hashed == nil { hashed = records.hashedStems() }
+                return hashed!.contains(stem)
+            }
+        }
 
         let journal: Journal
         do {

@@ -4,7 +4,7 @@ import Foundation
 public struct FetchJob: Sendable {
     /// A record that gets its file from this job's body.
     public struct Target: Sendable, Equatable {
-        public var id: Int
+        public var id: RecordID
         /// The catalog URL of this record (before `--mirror`).
         public var url: String
         /// With `--refresh`, the done outcome being revalidated: it stands unless the server
@@ -46,7 +46,7 @@ public struct Plan: Sendable {
     var kept: [Int32] = []
     /// Of `kept`, how many are done.
     public var keptDone = 0
-    /// Records that failed before any request (a URL that is not http(s)).
+    /// Records that failed before any request (an id that cannot name a file, a URL that is not http(s)).
     public var rejected: [ItemRecord] = []
     /// With `--refresh`: positions of records done with the file intact that are fetched again,
     /// conditionally (in increasing order); their journaled outcome stands until the server answers.
@@ -120,6 +120,11 @@ public struct Plan: Sendable {
                     }
                 }
             }
+            if let problem = Self.unsafeKey(record.id) {
+                rejected.append(
+                    ItemRecord(id: record.id, url: url, source: mirrors.resolve(url), status: .failed, error: RecordedError(problem)))
+                continue
+            }
             if let problem = record.urlProblem {
                 rejected.append(
                     ItemRecord(id: record.id, url: "", source: "", status: .failed, error: RecordedError(ItemError.invalidURL(problem))))
@@ -169,7 +174,7 @@ public struct Plan: Sendable {
     }
 
     /// The journaled done outcome of the record at `position`, if it is being revalidated.
-    private func revalidated(_ position: Int, id: Int) -> ItemRecord? {
+    private func revalidated(_ position: Int, id: RecordID) -> ItemRecord? {
         var low = 0, high = revalidating.count
         while low < high {
             let middle = (low + high) / 2
@@ -177,6 +182,17 @@ public struct Plan: Sendable {
         }
         guard low < revalidating.count, revalidating[low] == Int32(position) else { return nil }
         return journal.record(for: id)
+    }
+
+    /// Why a record's id cannot name its file (`RecordKey`): empty, or over
+    /// `RecordKey.maxIDBytes`; nil when it can.
+    static func unsafeKey(_ id: RecordID) -> ItemError? {
+        guard let text = id.string else { return nil }
+        if text.isEmpty { return .unsafeKey("an empty id") }
+        if text.utf8.count > RecordKey.maxIDBytes {
+            return .unsafeKey("an id of \(text.utf8.count) bytes, over the limit of \(RecordKey.maxIDBytes)")
+        }
+        return nil
     }
 
     /// Whether `httpURL(text)` is a URL, without parsing the common simple URL into one: that

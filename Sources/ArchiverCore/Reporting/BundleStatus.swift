@@ -13,7 +13,7 @@ public struct BundleStatus: Sendable, Codable, Equatable {
 
     /// One failed item, as an example of its kind.
     public struct Example: Sendable, Codable, Equatable {
-        public var id: Int
+        public var id: RecordID
         public var message: String
     }
 
@@ -38,11 +38,15 @@ public struct BundleStatus: Sendable, Codable, Equatable {
         guard FileManager.default.fileExists(atPath: layout.state.path) else { return nil }
         let journal = JournalIndex(path: layout.journal.path)
         let listed = manifestIDs(layout)
-        let ids = journal.ids.filter { listed?.contains($0) ?? true }
         let total = listed?.count ?? RunOptions.read(layout)?.records ?? journal.count
-        let done = ids.count { journal.status(of: $0) == .done }
-        let failedRecords = ids.filter { journal.status(of: $0) == .failed }.sorted()
-            .compactMap(journal.record(for:))
+        var done = 0
+        var failedIDs: [RecordID] = []
+        journal.forEachLatest { id, status in
+            guard listed?.contains(id) ?? true else { return }
+            if status == .done { done += 1 }
+            if status == .failed { failedIDs.append(id) }
+        }
+        let failedRecords = failedIDs.sorted().compactMap(journal.record(for:))
         var groups: [String: FailureGroup] = [:]
         for record in failedRecords {
             let kind = record.error?.kind ?? "unknown"
@@ -63,9 +67,9 @@ public struct BundleStatus: Sendable, Codable, Equatable {
     }
 
     /// The ids of the bundle's manifest, read as a stream; nil when it has none that reads.
-    private static func manifestIDs(_ layout: BundleLayout) -> Set<Int>? {
+    private static func manifestIDs(_ layout: BundleLayout) -> Set<RecordID>? {
         guard case .regular = BundleLayout.fileKind(atPath: layout.manifest.path) else { return nil }
-        var ids = Set<Int>()
+        var ids = Set<RecordID>()
         do {
             try layout.readManifest { ids.insert($0.id) }
         } catch {
