@@ -104,7 +104,7 @@ final class JournalTests: XCTestCase {
         ])
         let plan = Plan(catalog: catalog, field: .url, mirrors: MirrorMap(), journal: index, skipFailed: false) { $0.bytes == 5 }
         XCTAssertEqual(plan.keptCount, 0, "id 1's URL changed; id 3's line is damaged")
-        XCTAssertEqual(plan.pendingRecords + plan.rejected.count, 2)
+        XCTAssertEqual(plan.pendingRecords + plan.rejectedCount, 2)
     }
 
     /// Past 1 MiB and 4096 reads the index hands the mapped pages back while it works; every

@@ -87,6 +87,10 @@ final class StringIDTests: XCTestCase {
         let status = try ArchiverRun.run(["status", out.path])
         XCTAssertTrue(status.stdout.contains("16 done, 2 failed, 0 pending of 18"), status.stdout)
         XCTAssertTrue(status.stdout.contains("failed unsafe-key: 2"), status.stdout)
+        XCTAssertTrue(status.stdout.contains("""
+              "": no safe file name for an empty id
+              "\(String(repeating: "x", count: 60))"...: no safe file name for an id of 300 bytes, over the limit of 200
+            """), "the examples in id order, each id on one line: \(status.stdout)")
 
         let again = try Fixtures.run(Fixtures.configuration(out: out, server: server), catalog: try Fixtures.catalog(records))
         XCTAssertEqual(again.progress.requests, 0, "a rerun fetches nothing")

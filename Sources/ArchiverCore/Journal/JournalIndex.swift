@@ -46,16 +46,22 @@ public struct JournalIndex: Sendable {
         entries.count { $0.status == status }
     }
 
-    /// Every record id with a journal line and the status of its latest line, integers in
-    /// increasing order, then string ids in no particular order.
-    public func forEachLatest(_ body: (RecordID, ItemRecord.Status) -> Void) {
-        for entry in entries {
-            if entry.hasStringID {
-                guard let id = id(of: entry) else { continue }
-                body(id, entry.status)
-            } else {
-                body(RecordID(entry.key), entry.status)
-            }
+    /// Every record id with a journal line, the status of its latest line and a way to decode
+    /// that line: integers in increasing order, then string ids in the order of their lines.
+    ///
+    /// String ids are read from their lines in file order: in the order of their hashes, every
+    /// read lands on another page of the mapping, and the kernel maps the pages around each
+    /// (measured: `status` over 200,000 lines of 300-byte ids, a 95 MB journal, peaked at
+    /// 100 MiB that way and at 33 MiB in file order).
+    public func forEachLatest(_ body: (RecordID, ItemRecord.Status, _ record: () -> ItemRecord?) -> Void) {
+        let strings = entries.firstIndex { $0.hasStringID } ?? entries.count
+        for entry in entries[..<strings] {
+            body(RecordID(entry.key), entry.status) { decode(entry) }
+        }
+        for index in entries.indices[strings...].sorted(by: { entries[$0].offset < entries[$1].offset }) {
+            let entry = entries[index]
+            guard let id = id(of: entry) else { continue }
+            body(id, entry.status) { decode(entry) }
         }
     }
 

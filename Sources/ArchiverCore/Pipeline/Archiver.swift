@@ -153,17 +153,20 @@ public final class Archiver: Sendable {
             }
         }
 
+        let ledger = Ledger(
+            records: catalog.records, mirrors: config.mirrors, previous: previous, kept: plan.kept,
+            revalidating: plan.revalidating, total: plan.pendingRecords + plan.rejectedCount)
         let journal: Journal
         do {
             journal = try Journal(path: layout.journal.path, durable: config.durable, beforeCommit: store.syncDirectory)
-            try journal.append(plan.invalidated + plan.rejected)
+            try journal.append(plan.invalidated)
+            try plan.rejections(of: catalog.records) { batch throws(ItemError) in
+                try journal.append(batch)
+                ledger.record(batch, bytes: 0)
+            }
         } catch {
             throw .io(error.description)
         }
-        let ledger = Ledger(
-            records: catalog.records, mirrors: config.mirrors, previous: previous, kept: plan.kept,
-            revalidating: plan.revalidating, total: plan.pendingRecords + plan.rejected.count)
-        ledger.record(plan.rejected, bytes: 0)
         self.ledger.withLock { $0 = ledger }
         let stages = PipelineStages(
             fetcher: fetcher, validator: validator,

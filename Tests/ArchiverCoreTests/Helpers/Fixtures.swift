@@ -119,7 +119,7 @@ extension JournalIndex {
     /// Every id with a journal line, in `forEachLatest`'s order (integers in increasing order).
     var ids: [RecordID] {
         var ids: [RecordID] = []
-        forEachLatest { id, _ in ids.append(id) }
+        forEachLatest { id, _, _ in ids.append(id) }
         return ids
     }
 }
