@@ -64,6 +64,8 @@ write("catalog", "missing-field.json", '[{"albumId": 1, "id": 1, "title": "t", "
 write("catalog", "wrong-types.json", '[{"albumId": "1", "id": 1.5, "title": 3, "url": null, "thumbnailUrl": []}]')
 write("catalog", "nested.json", '[{"albumId": 1, "id": 1, "title": "t", "url": "u", "thumbnailUrl": "t", "x": ' + "[" * 40 + "]" * 40 + "}]")
 write("catalog", "not-array.json", '{"photos": []}')
+write("catalog", "string-ids.json", '[{"id": "a/b", "url": "u"}, {"id": "7", "url": "u"}, {"id": "007", "url": "u"}, '
+      '{"id": "", "url": "u"}, {"id": "' + "x" * 300 + '", "url": "u"}, {"id": "\\u00dcn\\u00ef\\t", "url": "u"}, {"id": 8, "url": "u"}]')
 write("catalog", "bom.json", "\ufeff[" + record % (5, 5) + "]")
 
 digest = "9f" * 32
@@ -74,3 +76,5 @@ write("journal", "failed-no-status.txt", "failed\t4\thttps://x/4\thttps://x/4\t1
 write("journal", "pending.txt", "pending\t5\thttps://x/5\thttps://x/5")
 write("journal", "escaped.txt", "failed\t6\thttps://x/a\\tb\\nc\\\\d\thttps://x/6\t1\tnot-png\t-\tmessage with \\t tab and \\n newline")
 write("journal", "negative-id.txt", "pending\t-7\thttps://x/7\thttps://x/7")
+write("journal", "string-id.txt", "done\t\"a/b\\tc\\\\%%41\thttps://x/8\thttps://x/8\t139\t%s\t600\t600\t1" % digest)
+write("journal", "string-id-integer.txt", "pending\t\"7\thttps://x/7\thttps://x/7")

@@ -131,5 +131,110 @@ PY
 python3 -c "import sys; sys.exit(0 if $seconds < 60 and $kib < 300 * 1024 else 1)"
 check "under 60 s and 300 MiB" $? "$seconds s, $((kib / 1024)) MiB"
 
+echo "== issue 15: string ids (the real catalog, ids made strings; the issue's ids first)"
+# ids.json: records 1-8 get the issue's ids (a/b, .., CON, Ünï, A, a, 300 bytes, empty), the odd
+# ones "photo <id>/ü", the even ones their integer as a JSON string ("12", which is the integer
+# 12). ids.csv is the same catalog as CSV. expect.json: each id's file name by RecordKey's rules,
+# written here again as an independent check (null for the two unsafe ids), and the number of
+# distinct URLs of the safe records.
+python3 - "$catalog" "$work" <<'PY'
+import csv, json, sys
+catalog, work = sys.argv[1:]
+records = json.load(open(catalog))
+issue = ["a/b", "..", "CON", "Ünï", "A", "a", "x" * 300, ""]
+reserved = {"con", "prn", "aux", "nul"} | {f"{p}{n}" for p in ("com", "lpt") for n in range(1, 10)}
+def stem(id):
+    raw = id.encode()
+    if not raw or len(raw) > 200:
+        return None
+    if id == str(int(id)) if id.lstrip("-").isdigit() and id.isascii() else False:
+        return id
+    first = raw.split(b".")[0].decode().lower() in reserved
+    out = ""
+    for i, c in enumerate(raw):
+        kept = (0x61 <= c <= 0x7A or 0x30 <= c <= 0x39 or c in (0x2D, 0x5F)) and not (i == 0 and first) or (c == 0x2E and i > 0)
+        out += chr(c) if kept else f"%{c:02X}"
+    assert len(out) <= 200
+    return out
+rows = []
+for i, r in enumerate(records):
+    sid = issue[i] if i < len(issue) else f"photo {r['id']}/ü" if i % 2 else str(r["id"])
+    rows.append(dict(r, id=sid))
+json.dump(rows, open(f"{work}/ids.json", "w"), ensure_ascii=False)
+with open(f"{work}/ids.csv", "w", newline="") as f:
+    w = csv.writer(f, lineterminator="\r\n")
+    w.writerow(["id", "albumId", "title", "url", "thumbnailUrl"])
+    for r in rows:
+        w.writerow([r["id"], r["albumId"], r["title"], r["url"], r["thumbnailUrl"]])
+names = {r["id"]: (stem(r["id"]) + ".png" if stem(r["id"]) else None) for r in rows}
+json.dump({"names": names, "urls": len({r["url"] for r in rows if names[r["id"]]})}, open(f"{work}/expect.json", "w"))
+PY
+# ids_ok DIR: every safe id's file is images/<its RecordKey name>, byte-identical to nginx's, the
+# manifest's item done with that path and sha256; the two unsafe ids failed as unsafe-key, each on
+# its own manifest line; integer-spelling ids are integers; nothing else in the bundle.
+ids_ok() {
+    python3 - "$work" "$1" "$work/root" "$from" <<'PY'
+import hashlib, json, os, sys
+work, out, root, src = sys.argv[1:]
+rows = json.load(open(f"{work}/ids.json"))
+names = json.load(open(f"{work}/expect.json"))["names"]
+items = {}
+for i in json.load(open(f"{out}/manifest.json"))["items"]:
+    items[str(i["id"])] = i
+bad = []
+for r in rows:
+    item, name = items.get(r["id"], {}), names[r["id"]]
+    if name is None:
+        if item.get("status") != "failed" or item.get("error", {}).get("kind") != "unsafe-key":
+            bad.append(r["id"])
+        continue
+    served = open(root + r["url"][len(src):], "rb").read()
+    path = f"{out}/images/{name}"
+    mine = open(path, "rb").read() if os.path.exists(path) else None
+    if mine != served or item.get("path") != "images/" + name or item.get("sha256") != hashlib.sha256(served).hexdigest():
+        bad.append(r["id"])
+integers = sum(1 for i in items.values() if isinstance(i["id"], int))
+lines = [l for l in open(f"{out}/manifest.json", encoding="utf-8") if '"unsafe-key"' in l]
+tree = set()
+for base, dirs, files in os.walk(out):
+    rel = os.path.relpath(base, out)
+    tree |= {os.path.normpath(os.path.join(rel, f)) for f in files + dirs}
+outside = {p for p in tree if p.split("/")[0] not in ("images", "pages", ".archiver", "manifest.json", "index.html")}
+stray = set(os.listdir(f"{out}/images")) - {n for n in names.values() if n}
+print(f"{len(items)} items, {sum(1 for n in names.values() if n)} files by their keys, {len(bad)} bad, "
+      f"{len(lines)} unsafe-key lines, {integers} integer ids, {len(stray)} stray, {len(outside)} outside")
+sys.exit(1 if bad or stray or outside or len(lines) != 2 or len(items) != len(rows) or integers != 2496 else 0)
+PY
+}
+srun=("$archiver" run --concurrency 8 --mirror "$mirror" --quiet)
+urls=$(python3 -c "import json; print(json.load(open('$work/expect.json'))['urls'])")
+before=$(requests)
+"${srun[@]}" --catalog "$work/ids.json" --out "$work/s" & pid=$!
+while [ $(($(requests) - before)) -lt 500 ] && kill -0 "$pid" 2>/dev/null; do sleep 0.005; done
+kill -INT "$pid"; wait "$pid"; status=$?
+[ "$status" = 130 ]; check "SIGINT 500 requests into a string-id run exits 130" $? "exit $status"
+/usr/bin/time -f '%e %M' -o "$work/ids.time" "${srun[@]}" --catalog "$work/ids.json" --out "$work/s"; status=$?
+read -r seconds kib < <(tail -n1 "$work/ids.time")
+n=$(($(requests) - before))
+[ "$status" = 1 ]; check "the resumed run exits 1 (the two unsafe ids)" $? "exit $status, $seconds s, $((kib / 1024)) MiB"
+summary=$(ids_ok "$work/s"); ok=$?
+check "safe ids under images/ by their keys, byte-identical; only the unsafe ones fail, each on its own line" "$ok" "$summary"
+[ "$n" -le $((urls + 16)) ]; check "the resume redid at most 16 requests" $? "$n requests for $urls distinct URLs"
+before=$(requests)
+"${srun[@]}" --catalog "$work/ids.json" --out "$work/s"; n=$(($(requests) - before))
+[ "$n" = 0 ]; check "a rerun makes no request" $? "$n requests"
+"$archiver" pack "$work/s" --output "$work/s.tar.gz" >/dev/null && "$archiver" verify "$work/s" >/dev/null && "$archiver" verify "$work/s.tar.gz" >/dev/null
+check "verify passes on the bundle and its tarball" $? "$(tar tzf "$work/s.tar.gz" | grep -c '^images/.') images packed"
+"${srun[@]}" --catalog "$work/ids.csv" --out "$work/sc"
+python3 -c "
+import json, sys
+a, b = (json.load(open(f'$work/{d}/manifest.json'))['items'] for d in ('s', 'sc'))
+sys.exit(0 if a == b else 1)"; check "the catalog as CSV gives identical manifest items (\"12\" is 12 in both)" $? "$work/sc"
+for i in 1 2; do "${srun[@]}" --catalog "$work/ids.json" --out "$work/s$i" --shard "$i/2"; "$archiver" pack "$work/s$i" >/dev/null; done
+"$archiver" merge --out "$work/sm" "$work/s1.tar.gz" "$work/s2" >/dev/null 2>&1
+"$archiver" pack "$work/sm" --output "$work/sm.tar.gz" >/dev/null
+cmp -s "$work/sm/manifest.json" "$work/s/manifest.json" && cmp -s "$work/sm/index.html" "$work/s/index.html" && cmp -s "$work/sm.tar.gz" "$work/s.tar.gz"
+check "2 shards packed and merged give the one run's manifest, page and tarball" $? "$(sha256sum <"$work/sm.tar.gz" | cut -c1-16)"
+
 echo "== $failures failed"
 [ "$failures" = 0 ]

@@ -31,7 +31,7 @@ enum RunCommand {
                 }
                 options.configuration.catalog.records = text
             },
-            .text("--id", "KEY", default: "id", "the record key (or CSV column) of the integer id") { options, text in
+            .text("--id", "KEY", default: "id", "the record key (or CSV column) of the id: an integer or a string") { options, text in
                 options.configuration.catalog.idKey = text
             },
             .text("--title", "KEY", default: "title", "the key of the title the gallery shows (optional in a record)") { options, text in

@@ -16,7 +16,7 @@ final class ArchiverTests: XCTestCase {
         XCTAssertEqual(summary.failed, 0)
         XCTAssertFalse(summary.interrupted)
         let manifest = try Fixtures.manifest(in: out)
-        XCTAssertEqual(manifest.items.map(\.id), Array(1...41))
+        XCTAssertEqual(manifest.items.map(\.id), Fixtures.ids(1...41))
         XCTAssertEqual(manifest.catalog.records, 41)
         for (item, record) in zip(manifest.items, records) {
             let path = "/600/" + record.url.split(separator: "/").last!
@@ -46,7 +46,7 @@ final class ArchiverTests: XCTestCase {
         let out = Fixtures.temporaryDirectory(self)
         var records = Fixtures.records(30).map { record in
             var record = record
-            record.albumId = [3, 1, 2][record.id % 3]
+            record.albumId = [3, 1, 2][record.id.integer! % 3]
             return record
         }
         records += [Fixtures.record(31, colour: "205992", album: 2), Fixtures.record(32, colour: "205992", album: 1)]
@@ -63,7 +63,7 @@ final class ArchiverTests: XCTestCase {
 
         let written = try Data(contentsOf: out.appendingPathComponent("manifest.json"))
         let manifest = try Fixtures.manifest(in: out)
-        XCTAssertEqual(manifest.items.map(\.id), Array(1...34))
+        XCTAssertEqual(manifest.items.map(\.id), Fixtures.ids(1...34))
         XCTAssertEqual(written, manifest.encoded(), "the streamed bytes are the canonical encoding")
         XCTAssertEqual(manifest.items.first { $0.id == 33 }?.error?.kind, "invalid-url")
         XCTAssertEqual(manifest.items.first { $0.id == 34 }?.status, .failed)

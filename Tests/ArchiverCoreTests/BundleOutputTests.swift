@@ -33,7 +33,7 @@ final class BundleOutputTests: XCTestCase {
         records.swapAt(0, 5)  // catalog order is not id order
         records[2].albumId = 2
         let (layout, ledger, output) = try makeOutput(records)
-        func done(_ id: Int) -> ItemRecord {
+        func done(_ id: RecordID) -> ItemRecord {
             let url = records.first { $0.id == id }!.url
             return ItemRecord(
                 id: id, url: url, source: url, status: .done, bytes: 139, sha256: String(repeating: "a", count: 64),
@@ -73,7 +73,7 @@ final class BundleOutputTests: XCTestCase {
         let records = Fixtures.records(2600)
         let (layout, ledger, output) = try makeOutput(records)
         func outcome(_ record: CatalogRecord) -> ItemRecord {
-            guard record.id % 7 == 0 else {
+            guard record.id.integer! % 7 == 0 else {
                 return ItemRecord(
                     id: record.id, url: record.url, source: record.url, status: .done, bytes: 139,
                     sha256: String(repeating: "b", count: 64), width: 600, height: 600, attempts: 1)
@@ -94,7 +94,7 @@ final class BundleOutputTests: XCTestCase {
         try output.commit(counts: [.done: 2300 - failed, .failed: failed, .pending: 300], beforeCommit: {})
         let manifest = try Manifest.read(from: layout.manifest)
         XCTAssertEqual(try Data(contentsOf: layout.manifest), manifest.encoded())
-        XCTAssertTrue(manifest.items.map(\.id) == Array(1...2600))
+        XCTAssertTrue(manifest.items.map(\.id) == Fixtures.ids(1...2600))
         XCTAssertEqual(manifest.items[1499].status, .done)
         XCTAssertEqual(manifest.items[1399].status, .failed, "id 1400 is a multiple of 7")
         XCTAssertEqual(manifest.items[1399].error?.message, "HTTP 404 for item 1400")

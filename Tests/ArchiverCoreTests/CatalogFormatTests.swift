@@ -104,7 +104,7 @@ final class CatalogFormatTests: XCTestCase {
             ("id,url\n1,\"open\n", "row 2, line 2, column 3: a quoted field is never closed"),
             ("id,url\n1,a\"b\n", "row 2, line 2, column 4: a quote inside an unquoted field"),
             ("id,url\n1,a\n2\n", "row 3, line 3: 1 fields where the header has 2"),
-            ("id\turl\n1\ta\nx\tb\n", "row 3, line 3: \"id\" is not an integer"),
+            ("id\turl\talbumId\n1\ta\t2\nx\tb\tq\n", "row 3, line 3: \"albumId\" is not an integer"),
             ("url,title\nu,t\n", "row 1: the header has no \"id\" column"),
             ("id,url\n\"1\"x,u\n", "row 2, line 2, column 4: text after a quoted field's closing quote"),
         ]
@@ -171,7 +171,10 @@ final class CatalogFormatTests: XCTestCase {
         let server = try Fixtures.placeholderServer()
         let dir = Fixtures.temporaryDirectory(self)
         let records = Fixtures.records(2)
-        let array = "[" + records.map { jsonObject($0).dropLast() + #", "sku": \#($0.id + 100)}"# }.joined(separator: ",") + "]"
+        let array = "[" + records.map { record -> String in
+            let sku = record.id.integer! + 100
+            return jsonObject(record).dropLast() + #", "sku": \#(sku)}"#
+        }.joined(separator: ",") + "]"
         let text = #"{"photos": "# + array + #", "old": "# + array + "}"
         let file = dir.appendingPathComponent("c.json")
         try Data(text.utf8).write(to: file)

@@ -7,7 +7,7 @@ final class CatalogTests: XCTestCase {
     /// The records the scanner and parser read, or nil where they refuse the text.
     private func fast(_ data: Data) -> [CatalogRecord]? {
         guard let scanned = try? CatalogScanner.scan(data) else { return nil }
-        return Array(CatalogRecords(storage: CatalogStorage(.bytes(data), layout: scanned.layout), entries: scanned.entries, end: scanned.end))
+        return Array(CatalogRecords(storage: CatalogStorage(.bytes(data), layout: scanned.layout), entries: scanned.entries, arena: scanned.arena, end: scanned.end))
     }
 
     private func fast(_ text: String) -> [CatalogRecord]? {
@@ -40,7 +40,7 @@ final class CatalogTests: XCTestCase {
         let text = #"[{"albumId": 2, "id": 8, "title": "t\u00e9", "url": "https://h/8", "thumbnailUrl": "https://h/t8"}]"#
         let data = Data(text.utf8)
         let scanned = try CatalogScanner.scan(data)
-        var reader = CatalogReader(CatalogRecords(storage: CatalogStorage(.bytes(data)), entries: scanned.entries, end: scanned.end))
+        var reader = CatalogReader(CatalogRecords(storage: CatalogStorage(.bytes(data)), entries: scanned.entries, arena: scanned.arena, end: scanned.end))
         XCTAssertEqual(reader.record(0, fields: .image(.thumbnailUrl)), CatalogRecord(albumId: 2, id: 8, title: "", url: "", thumbnailUrl: "https://h/t8"))
         XCTAssertEqual(reader.record(0, fields: [.title, .image(.url)]), CatalogRecord(albumId: 2, id: 8, title: "té", url: "https://h/8", thumbnailUrl: ""))
         XCTAssertEqual(reader.record(0), CatalogRecord(albumId: 2, id: 8, title: "té", url: "https://h/8", thumbnailUrl: "https://h/t8"))
@@ -57,9 +57,10 @@ final class CatalogTests: XCTestCase {
             (#"[{"albumId": 007, "id": 1}]"#, "leading zero"),
             (#"[{"id": 1, "x": NaN}]"#, "line 1, column 17"),
             (#"[{"id": 1, "x": [1, 2,]}]"#, "line 1, column 23"),
-            (#"[{"albumId": 1, "id": 1.5, "title": "t", "url": "u"}]"#, "line 1, column 23: record 1: \"id\" is not an integer"),
+            (#"[{"albumId": 1, "id": 1.5, "title": "t", "url": "u"}]"#, "line 1, column 23: record 1: \"id\" is not an integer or a string"),
             (#"[{"albumId": 1, "id": 7e0, "title": "t", "url": "u"}]"#, "\"id\" is not an integer"),
-            (#"[{"albumId": 1, "id": "1", "title": "t", "url": "u"}]"#, "\"id\" is not an integer"),
+            (#"[{"albumId": 1, "id": null, "title": "t", "url": "u"}]"#, "line 1, column 23: record 1: \"id\" is not an integer or a string"),
+            (#"[{"albumId": 1, "id": ["a"], "title": "t", "url": "u"}]"#, "\"id\" is not an integer or a string"),
             (#"[{"albumId": 1, "title": "t", "url": "u"}]"#, "record 1: the record has no \"id\""),
             (#"[{"albumId": 1, "id": 1, "title": "bad \q escape", "url": "u"}]"#, "invalid escape"),
             (#"[{"albumId": 1, "id": 1, "title": "lone \ud800 surrogate", "url": "u"}]"#, "lone surrogate"),

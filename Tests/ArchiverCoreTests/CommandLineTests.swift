@@ -48,8 +48,8 @@ final class CommandLineTests: XCTestCase {
             ["run", "--catalog", try catalog("noid.json", "[" + record + #", {"albumId": 1, "title": "t", "url": "u"}]"#)],
             mentions: ["record 2", "has no \"id\"", "line 1, column 92"])
         try assertUsageError(
-            ["run", "--catalog", try catalog("type.json", #"[{"albumId": 1, "id": "one", "title": "t", "url": "u", "thumbnailUrl": "u"}]"#)],
-            mentions: ["record 1", "\"id\"", "integer"])
+            ["run", "--catalog", try catalog("type.json", #"[{"albumId": 1, "id": true, "title": "t", "url": "u", "thumbnailUrl": "u"}]"#)],
+            mentions: ["record 1", "\"id\" is not an integer or a string"])
         try assertUsageError(["run", "--catalog", try catalog("dup.json", "[" + record + "," + record + "]")], mentions: ["duplicate ids", "1"])
     }
 

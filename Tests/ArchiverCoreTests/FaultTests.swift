@@ -28,7 +28,7 @@ final class FaultTests: XCTestCase {
         ]
         var records = Fixtures.records(8, firstID: 100)
         for (index, entry) in expectations.enumerated() {
-            records.append(CatalogRecord(albumId: 9, id: index + 1, title: entry.fault, url: "\(Fixtures.host)/fault/\(entry.fault)/\(index)", thumbnailUrl: ""))
+            records.append(CatalogRecord(albumId: 9, id: RecordID(index + 1), title: entry.fault, url: "\(Fixtures.host)/fault/\(entry.fault)/\(index)", thumbnailUrl: ""))
         }
         let out = Fixtures.temporaryDirectory(self)
         var config = Fixtures.configuration(out: out, server: server, concurrency: 8)
@@ -40,7 +40,7 @@ final class FaultTests: XCTestCase {
 
         let items = Dictionary(uniqueKeysWithValues: try Fixtures.manifest(in: out).items.map { ($0.id, $0) })
         for (index, entry) in expectations.enumerated() {
-            let item = try XCTUnwrap(items[index + 1])
+            let item = try XCTUnwrap(items[RecordID(index + 1)])
             let file = out.appendingPathComponent("images/\(index + 1).png")
             if let kind = entry.kind {
                 XCTAssertEqual(item.status, .failed, entry.fault)

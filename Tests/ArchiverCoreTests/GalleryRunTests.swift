@@ -7,7 +7,7 @@ import XCTest
 final class GalleryRunTests: XCTestCase {
     /// `count` records whose URLs are not http(s): each fails as `invalid-url` without a request.
     private func unfetchable(_ count: Int) -> [CatalogRecord] {
-        (1...count).map { CatalogRecord(albumId: 1 + $0 / 300, id: $0, title: "ftp \($0)", url: "ftp://h/\($0).png", thumbnailUrl: "") }
+        (1...count).map { CatalogRecord(albumId: 1 + $0 / 300, id: RecordID($0), title: "ftp \($0)", url: "ftp://h/\($0).png", thumbnailUrl: "") }
     }
 
     private func pageNames(_ out: URL) throws -> [String] {

@@ -11,16 +11,16 @@ final class GalleryTests: XCTestCase {
     ) throws -> Manifest {
         let records = (1...count).map { id in
             CatalogRecord(
-                albumId: album(id), id: id, title: title(id), url: "https://via.placeholder.com/600/\(id)",
+                albumId: album(id), id: RecordID(id), title: title(id), url: "https://via.placeholder.com/600/\(id)",
                 thumbnailUrl: "https://via.placeholder.com/150/\(id)")
         }
         return Manifest(catalog: try Fixtures.catalog(records), field: .url, mirrors: MirrorMap(), outcomes: outcomes(records, error, pending))
     }
 
-    private func outcomes(_ records: [CatalogRecord], _ error: (Int) -> RecordedError?, _ pending: Set<Int>) -> [Int: ItemRecord] {
-        var outcomes: [Int: ItemRecord] = [:]
-        for record in records where !pending.contains(record.id) {
-            if let error = error(record.id) {
+    private func outcomes(_ records: [CatalogRecord], _ error: (Int) -> RecordedError?, _ pending: Set<Int>) -> [RecordID: ItemRecord] {
+        var outcomes: [RecordID: ItemRecord] = [:]
+        for record in records where !pending.contains(record.id.integer!) {
+            if let error = error(record.id.integer!) {
                 outcomes[record.id] = ItemRecord(id: record.id, url: record.url, source: record.url, status: .failed, attempts: 1, error: error)
             } else {
                 outcomes[record.id] = ItemRecord(

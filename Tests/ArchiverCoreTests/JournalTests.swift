@@ -104,7 +104,7 @@ final class JournalTests: XCTestCase {
         ])
         let plan = Plan(catalog: catalog, field: .url, mirrors: MirrorMap(), journal: index, skipFailed: false) { $0.bytes == 5 }
         XCTAssertEqual(plan.keptCount, 0, "id 1's URL changed; id 3's line is damaged")
-        XCTAssertEqual(plan.pendingRecords + plan.rejected.count, 2)
+        XCTAssertEqual(plan.pendingRecords + plan.rejectedCount, 2)
     }
 
     /// Past 1 MiB and 4096 reads the index hands the mapped pages back while it works; every
@@ -115,7 +115,7 @@ final class JournalTests: XCTestCase {
         let journal = try Journal(path: path)
         let records = (1...12_000).map { id in
             ItemRecord(
-                id: id, url: "https://via.placeholder.com/600/\(id)", source: "http://127.0.0.1:1/600/\(id)",
+                id: RecordID(id), url: "https://via.placeholder.com/600/\(id)", source: "http://127.0.0.1:1/600/\(id)",
                 status: .done, bytes: Int64(id), sha256: String(repeating: "ab", count: 32), width: 600, height: 600,
                 attempts: 1)
         }
@@ -128,7 +128,7 @@ final class JournalTests: XCTestCase {
         let index = JournalIndex(path: path)
         XCTAssertEqual(index.lineCount, 12_001)
         XCTAssertEqual(index.count, 12_000)
-        XCTAssertEqual(Array(index.ids), Array(1...12_000))
+        XCTAssertEqual(index.ids, Fixtures.ids(1...12_000))
         for _ in 0..<2 {
             for record in records where record.id != 8 {
                 XCTAssertEqual(index.record(for: record.id), record)

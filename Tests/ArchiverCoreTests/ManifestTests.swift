@@ -9,7 +9,7 @@ final class ManifestTests: XCTestCase {
             CatalogRecord(albumId: 1, id: 3, title: "plain", url: "https://h/3", thumbnailUrl: ""),
             CatalogRecord(albumId: 1, id: 5, title: "pending", url: "https://h/5", thumbnailUrl: ""),
         ]
-        let outcomes: [Int: ItemRecord] = [
+        let outcomes: [RecordID: ItemRecord] = [
             3: ItemRecord(id: 3, url: "https://h/3", source: "http://m/3", status: .done, bytes: 10, sha256: "ab", width: 600, height: 600, attempts: 1),
             9: ItemRecord(id: 9, url: "https://h/9", source: "http://m/9", status: .failed, attempts: 4,
                           error: RecordedError(kind: "http-status", status: 503, message: "HTTP 503 \"busy\"")),

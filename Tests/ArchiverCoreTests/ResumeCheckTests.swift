@@ -8,7 +8,7 @@ final class ResumeCheckTests: XCTestCase {
     private static let digest = String(repeating: "0a", count: 32)
 
     private func done(_ id: Int, url: String = "u", sha256: String = digest, width: Int = 1) -> ItemRecord {
-        ItemRecord(id: id, url: url, source: "s", status: .done, bytes: 5, sha256: sha256, width: width, height: 1, attempts: 1)
+        ItemRecord(id: RecordID(id), url: url, source: "s", status: .done, bytes: 5, sha256: sha256, width: width, height: 1, attempts: 1)
     }
 
     func testIDsOfNineteenDigitsAndBothEndsOfIntRoundTripThroughTheJournal() throws {
@@ -16,9 +16,9 @@ final class ResumeCheckTests: XCTestCase {
         let path = Fixtures.temporaryDirectory(self).appendingPathComponent("journal").path
         try Journal(path: path).append(ids.map { done($0) })
         let index = JournalIndex(path: path)
-        XCTAssertEqual(Array(index.ids), ids.sorted())
+        XCTAssertEqual(index.ids, ids.sorted().map { RecordID($0) })
         XCTAssertEqual(index.count(of: .done), ids.count)
-        for id in ids { XCTAssertEqual(index.record(for: id)?.id, id) }
+        for id in ids { XCTAssertEqual(index.record(for: RecordID(id))?.id, RecordID(id)) }
         let overflowing = "done\t9223372036854775808\tu\ts\t5\t\(Self.digest)\t1\t1\t1"
         XCTAssertNil(JournalLine.decode(overflowing), "an id past Int.max is damage, not a wrapped id")
     }

@@ -71,7 +71,7 @@ final class ShardTests: XCTestCase {
         records.append(Fixtures.record(42, colour: "00ff00"))
         let catalog = try Fixtures.catalog(records)
         let root = Fixtures.temporaryDirectory(self)
-        var ids: [Int] = []
+        var ids: [RecordID] = []
         for index in 1...3 {
             var config = Fixtures.configuration(out: root.appendingPathComponent("s\(index)"), server: server)
             config.shard = Shard(index: index, count: 3)
@@ -84,7 +84,7 @@ final class ShardTests: XCTestCase {
             XCTAssertEqual(Fixtures.imageNames(in: config.outputDirectory).count, manifest.items.count)
             ids += manifest.items.map(\.id)
         }
-        XCTAssertEqual(ids.sorted(), Array(1...42))
+        XCTAssertEqual(ids.sorted(), Fixtures.ids(1...42))
         XCTAssertEqual(server.total, 41)
         XCTAssertEqual(server.count("/600/00ff00"), 1)
     }

@@ -26,7 +26,7 @@ final class StreamingBundleTests: XCTestCase {
         XCTAssertEqual(truncate(path, off_t(size)), 0)
         guard recorded else { return }
         var manifest = try fixture.manifest()
-        let index = try XCTUnwrap(manifest.items.firstIndex { $0.id == id })
+        let index = try XCTUnwrap(manifest.items.firstIndex { $0.id == RecordID(id) })
         manifest.items[index].bytes = size
         try manifest.write(to: fixture.layout.manifest)
     }
@@ -79,7 +79,7 @@ final class StreamingBundleTests: XCTestCase {
     }
 
     func testTheManifestIsReadAsAStreamAndItsErrorsSayWhere() throws {
-        var seen: [Int] = []
+        var seen: [RecordID] = []
         try fixture.layout.readManifest { seen.append($0.id) }
         XCTAssertEqual(seen, [1, 2, 3])
         var text = try String(contentsOf: fixture.layout.manifest, encoding: .utf8)

@@ -13,11 +13,30 @@ extension Gallery {
             bytes.appendDecimal(number)
         }
 
-        /// `images/<id>.png` as seen from `pages/`, without making it a String first.
-        mutating func imagePath(_ id: Int) {
+        /// `images/<id>.png` as seen from `pages/`, as a URL: a string id's file name (`RecordKey`)
+        /// with its `%` written `%25`. An integer's is made without a String.
+        mutating func imagePath(_ id: RecordID) {
             bytes.appendLiteral("../images/")
-            bytes.appendDecimal(id)
+            if let integer = id.integer {
+                bytes.appendDecimal(integer)
+            } else if let stem = id.stem {
+                for byte in stem.utf8 {
+                    if byte == 0x25 { bytes.appendLiteral("%25") } else { bytes.append(byte) }
+                }
+            }
             bytes.appendLiteral(".png")
+        }
+
+        /// An id as the page shows it (see `Gallery.shown`).
+        mutating func add(_ id: RecordID) {
+            if let integer = id.integer { return bytes.appendDecimal(integer) }
+            bytes.appendUTF8(Gallery.shown(id))
+        }
+
+        /// What follows `item-` (or `group-`) in an item's anchor (see `Gallery.anchor`).
+        mutating func anchor(_ id: RecordID) {
+            if let integer = id.integer { return bytes.appendDecimal(integer) }
+            bytes.appendUTF8(Gallery.anchor(id))
         }
 
         /// `text` with `& < > " '` replaced by entities; the runs between them are copied whole.
@@ -96,7 +115,7 @@ extension Gallery {
             add("<tr class=\"")
             add(item.status.rawValue)
             add("\" id=\"item-")
-            add(item.id)
+            anchor(item.id)
             add("\"><td class=\"image\">")
             switch item.status {
             case .done:
@@ -133,11 +152,11 @@ extension Gallery {
         /// One failed item's row on a failures page; its id links to its row on `page`.
         mutating func failureRow(_ item: Manifest.Item, page: String) {
             add("<tr id=\"item-")
-            add(item.id)
+            anchor(item.id)
             add("\"><td class=\"id\"><a href=\"")
             add(page)
             add("#item-")
-            add(item.id)
+            anchor(item.id)
             add("\">#")
             add(item.id)
             add("</a></td><td class=\"title\">")

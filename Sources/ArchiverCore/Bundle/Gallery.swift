@@ -1,9 +1,12 @@
+import Foundation
+
 /// The gallery: `index.html`, a small front page (counts, failures by kind, albums, the list of
 /// pages), `pages/NNNN.html`, the items in manifest order, at most `itemsPerPage` to a page,
 /// and `pages/failures-NNNN.html`, the failed items grouped by error kind.
 ///
 /// No script and no network: images load from `images/<id>.png` (lazily), so every page works
-/// from `file://`. Every text is HTML-escaped, and the same manifest gives the same bytes; the
+/// from `file://`. Every text is HTML-escaped (string ids too, and they name their anchors by
+/// their file names, which need no escaping), and the same manifest gives the same bytes; the
 /// file names follow from the manifest's item and failure counts alone (`pageNames`).
 public enum Gallery {
     /// The largest side of a thumbnail on the page, in CSS pixels.
@@ -30,6 +33,23 @@ public enum Gallery {
             writer.add(item)
         }
         try writer.commit(counts: counts, item: { items[$0] })
+    }
+
+    /// An id as a page shows it, escaped: an integer in decimal, a string as it is, cut after
+    /// `RecordKey.maxIDBytes` bytes with `…` (a longer one failed as `unsafe-key`; the manifest
+    /// has it whole).
+    static func shown(_ id: RecordID) -> String {
+        guard let text = id.string else { return id.text }
+        guard text.utf8.count > RecordKey.maxIDBytes else { return escape(text) }
+        return escape(RecordID.prefix(text, bytes: RecordKey.maxIDBytes)) + "…"
+    }
+
+    /// What follows `item-` in an item's anchor, and `group-` in an album's: an id's file name
+    /// (`RecordKey`: letters, digits, `-_.%~`, nothing to escape in an attribute or a fragment),
+    /// or for an id that has none, `~` and 16 hex digits of its SHA-256 (no file name starts with `~`).
+    static func anchor(_ id: RecordID) -> String {
+        if let stem = id.stem { return stem }
+        return "~" + SHA256.hex(Data(id.text.utf8)).prefix(16)
     }
 
     /// Pages needed for `count` items.

@@ -96,7 +96,7 @@ extension GalleryWriter {
             while start < count {
                 let group = run(from: start)
                 let page = Gallery.pageName(start / Gallery.itemsPerPage + 1, of: pages)
-                html.add(" <a href=\"pages/\(page)#group-\(id(start))\">\(group.album)</a>")
+                html.add(" <a href=\"pages/\(page)#group-\(anchor(start))\">\(group.album)</a>")
                 start = group.end
                 if html.bytes.count >= 1 << 16 { flush(&file) }
             }
@@ -110,7 +110,7 @@ extension GalleryWriter {
         for number in 0..<pages {
             let (first, last) = (number * Gallery.itemsPerPage, min(count, (number + 1) * Gallery.itemsPerPage) - 1)
             html.add("<li><a href=\"pages/\(Gallery.pageName(number + 1, of: pages))\">Page \(number + 1)</a>: ")
-            html.add("#\(id(first)) to #\(id(last)), album \(album(first)) to \(album(last))</li>\n")
+            html.add("#\(shown(first)) to #\(shown(last)), album \(album(first)) to \(album(last))</li>\n")
             if html.bytes.count >= 1 << 16 { flush(&file) }
         }
         html.add("</ol>\n</section>\n")

@@ -21,7 +21,7 @@ final class GalleryWriter {
     private let sync: Bool
     private let fileSystem: any FileSystem
     /// The id and the album of the item at an index in manifest order.
-    let id: (Int) -> Int
+    let id: (Int) -> RecordID
     let album: (Int) -> Int
 
     /// The index of the item the next `add` takes.
@@ -41,7 +41,7 @@ final class GalleryWriter {
 
     init(
         layout: BundleLayout, source: String, count: Int, sync: Bool, fileSystem: any FileSystem = POSIXFileSystem(),
-        id: @escaping (Int) -> Int, album: @escaping (Int) -> Int
+        id: @escaping (Int) -> RecordID, album: @escaping (Int) -> Int
     ) throws(ItemError) {
         self.layout = layout
         self.source = source
@@ -145,17 +145,27 @@ final class GalleryWriter {
         let last = min(count, first + Gallery.itemsPerPage) - 1
         page = beginFile(
             Gallery.pageName(number, of: pages), title: "Archived images, page \(number) of \(pages)",
-            header: "<p>Items \(first + 1) to \(last + 1) of \(count), #\(id(first)) to #\(id(last)), in id order.</p>\n",
+            header: "<p>Items \(first + 1) to \(last + 1) of \(count), #\(shown(first)) to #\(shown(last)), in id order.</p>\n",
             navigation: Gallery.HTMLText.navigation(number: number, count: pages) { Gallery.pageName($0, of: self.pages) })
     }
 
     /// The album's heading; on a page the album started on an earlier one, marked as continued.
     private func openSection(continued: Bool) {
         guard let group else { return }
-        html.add(continued ? "<section>\n" : "<section id=\"group-\(id(group.start))\">\n")
+        html.add(continued ? "<section>\n" : "<section id=\"group-\(anchor(group.start))\">\n")
         html.add("<h2>Album \(group.album) <small>(\(continued ? "continued, " : "")")
-        html.add("\(group.end - group.start) items from #\(id(group.start)))</small></h2>\n<table>\n")
+        html.add("\(group.end - group.start) items from #\(shown(group.start)))</small></h2>\n<table>\n")
         sectionOpen = true
+    }
+
+    /// The id of the item at `index`, escaped, as a page shows it.
+    func shown(_ index: Int) -> String {
+        Gallery.shown(id(index))
+    }
+
+    /// The anchor name of the item at `index` (after `item-` or `group-`).
+    func anchor(_ index: Int) -> String {
+        Gallery.anchor(id(index))
     }
 
     /// The run of consecutive items in the album of the item at `start`.

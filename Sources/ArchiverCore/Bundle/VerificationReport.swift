@@ -14,13 +14,13 @@ public struct VerificationReport: Sendable, Codable, Equatable {
         }
 
         /// The manifest item's id; nil for an unexpected file.
-        public var id: Int?
+        public var id: RecordID?
         public var path: String
         public var kind: Kind
         /// The one line `verify` prints, e.g. `17: sha256 mismatch (images/17.png)`.
         public var message: String
 
-        init(id: Int?, path: String, kind: Kind, detail: String) {
+        init(id: RecordID?, path: String, kind: Kind, detail: String) {
             self.id = id
             self.path = path
             self.kind = kind

@@ -20,7 +20,8 @@ struct VerificationTally {
         case .pending: report.pending += 1
         case .done:
             report.done += 1
-            let path = item.path ?? KeyedStore.relativePath(for: item.id)
+            // A done item without a path whose id names no file has no file to check.
+            let path = item.path ?? KeyedStore.relativePath(for: item.id) ?? "images/"
             if tracksListed { listed.insert(path) }
             return path
         }

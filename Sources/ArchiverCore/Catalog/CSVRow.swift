@@ -123,11 +123,9 @@ struct CSVColumns: Sendable {
         func text(_ column: Int?) -> String? {
             column.map { CSVRow.text(bytes, row.fields[$0]) }
         }
-        let idText = text(id) ?? ""
-        guard let idValue = Int(idText) else {
-            let message = idText.isEmpty ? "the record has no \"\(schema.idName)\"" : "\"\(schema.idName)\" is not an integer"
-            throw CatalogParser.Failure(offset: row.fields[id].start, message: message, needsMore: false)
-        }
+        // Every cell is a string: one that spells an integer canonically is that integer id, as
+        // in JSON, and an empty one is the empty id (which fails alone as `unsafe-key`).
+        let idValue = RecordID(text(id) ?? "")
         var groupValue = 0
         if let groupText = text(group), !groupText.isEmpty {
             guard let value = Int(groupText) else {

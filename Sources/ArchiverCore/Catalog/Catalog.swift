@@ -69,7 +69,7 @@ public struct Catalog: Sendable {
     private init(source: String, storage: CatalogStorage, scanned: CatalogScanner.Result) throws(CatalogError) {
         self.source = source
         sha256 = scanned.sha256
-        records = CatalogRecords(storage: storage, entries: scanned.entries, end: scanned.end)
+        records = CatalogRecords(storage: storage, entries: scanned.entries, arena: scanned.arena, end: scanned.end)
         let duplicates = records.duplicateIDs
         if !duplicates.isEmpty {
             throw .duplicateIDs(source: source, ids: duplicates)
@@ -114,7 +114,7 @@ public struct Catalog: Sendable {
 public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
     case unreadable(source: String, reason: String)
     case malformed(source: String, detail: String)
-    case duplicateIDs(source: String, ids: [Int])
+    case duplicateIDs(source: String, ids: [RecordID])
     /// The file was edited in place while a run was reading records back from it.
     case changedDuringRun(source: String)
 
@@ -126,7 +126,7 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
             "catalog \(source): \(detail)"
         case .duplicateIDs(let source, let ids):
             "catalog \(source) has duplicate ids: "
-                + ids.prefix(5).map(String.init).joined(separator: ", ")
+                + ids.prefix(5).map(\.description).joined(separator: ", ")
                 + (ids.count > 5 ? " and \(ids.count - 5) more" : "")
         case .changedDuringRun(let source):
             "catalog \(source) changed during the run, which reads records back from it; "

@@ -64,7 +64,7 @@ struct CatalogParser {
 
     mutating func object(_ fields: Fields) throws(Failure) -> CatalogRecord {
         let start = index
-        var group: Int?, id: Int?, title: String?, url: String?, thumbnailUrl: String?
+        var group: Int?, id: RecordID?, title: String?, url: String?, thumbnailUrl: String?
         var urlProblem: String?, thumbnailProblem: String?
         skipSpace()
         guard try peek() == 0x7B else { throw invalid("a record is not a JSON object") }
@@ -81,7 +81,7 @@ struct CatalogParser {
                 index += 1
                 skipSpace()
                 switch key {
-                case .id: id = try integer(schema.idName)
+                case .id: id = try idValue()
                 case .group: group = try groupValue()
                 case .title: title = try string(named: "title", making: fields.contains(.title))
                 case .url: (url, urlProblem) = try urlValue(fields.contains(.url))
@@ -150,16 +150,22 @@ struct CatalogParser {
         return .other
     }
 
-    /// An integer id: a JSON number with no fraction or exponent, in Int's range.
-    private mutating func integer(_ name: String) throws(Failure) -> Int {
+    /// An id: an integer, or a string (one that spells an integer canonically is that integer).
+    private mutating func idValue() throws(Failure) -> RecordID {
+        if try peek() == 0x22 { return RecordID(try string(named: schema.idName, making: true)) }
+        return RecordID(try integer(schema.idName, expected: "an integer or a string"))
+    }
+
+    /// An integer: a JSON number with no fraction or exponent, in Int's range.
+    private mutating func integer(_ name: String, expected: String = "an integer") throws(Failure) -> Int {
         let start = index
         let byte = try peek()
         guard byte == 0x2D || (0x30...0x39).contains(byte) else {
-            throw Failure(offset: start, message: "\"\(name)\" is not an integer", needsMore: false)
+            throw Failure(offset: start, message: "\"\(name)\" is not \(expected)", needsMore: false)
         }
         let (isInteger, end) = try number()
         guard isInteger else {
-            throw Failure(offset: start, message: "\"\(name)\" is not an integer", needsMore: false)
+            throw Failure(offset: start, message: "\"\(name)\" is not \(expected)", needsMore: false)
         }
         // Digits accumulated negatively, so Int.min fits; no String is made.
         let negative = bytes[start] == 0x2D

@@ -2,7 +2,7 @@
 /// under the keys `CatalogOptions` names.
 public struct CatalogRecord: Sendable, Equatable, Codable {
     public var albumId: Int
-    public var id: Int
+    public var id: RecordID
     public var title: String
     public var url: String
     public var thumbnailUrl: String
@@ -10,7 +10,7 @@ public struct CatalogRecord: Sendable, Equatable, Codable {
     /// fails alone as `invalid-url` with this short reason, and its `url` is empty.
     public var urlProblem: String?
 
-    public init(albumId: Int, id: Int, title: String, url: String, thumbnailUrl: String) {
+    public init(albumId: Int, id: RecordID, title: String, url: String, thumbnailUrl: String) {
         self.albumId = albumId
         self.id = id
         self.title = title

@@ -42,36 +42,78 @@ final class CatalogStorage: Sendable {
 ///
 /// Memory does not grow with the catalog's text: each record costs 24 bytes here (its id, its
 /// album and where its object starts) plus 4 in `byID`, and a record's strings exist only while
-/// a reader hands it out. Use a `CatalogReader` for a pass over many records; the subscript
-/// reads one.
+/// a reader hands it out. A string id is also kept in `arena` (its bytes and one more, at most
+/// 233), so that records can be ordered and found by id. Use a `CatalogReader` for a pass over
+/// many records; the subscript reads one.
 public struct CatalogRecords: RandomAccessCollection, Sendable {
     struct Entry {
-        var id: Int
-        var offset: Int
+        /// An integer id, or where a string id is in the records' `IDArena`.
+        var key: Int
+        /// Where the record's object starts, times two, plus one for a string id.
+        private var packed: Int
         /// Kept so the page can be laid out by album without reading every record back.
         var albumId: Int
+
+        var offset: Int { packed >> 1 }
+        var hasStringID: Bool { packed & 1 == 1 }
+
+        /// The entry of a record with `id` whose object starts at `offset`; a string id is kept
+        /// in `arena`, made when the first one comes.
+        init(id: RecordID, offset: Int, albumId: Int, arena: inout IDArena?) {
+            self.albumId = albumId
+            switch id.value {
+            case .integer(let value):
+                key = value
+                packed = offset << 1
+            case .string(let text):
+                if arena == nil { arena = IDArena() }
+                key = arena!.append(text)
+                packed = offset << 1 | 1
+            }
+        }
     }
 
     let storage: CatalogStorage
     let entries: [Entry]
+    /// The string ids of `entries`; nil when every id is an integer.
+    let arena: IDArena?
     /// Where the last record's object ends.
     let end: Int
-    /// Record indices in id order (ids are unique).
+    /// Record indices in id order (`RecordID`'s: integers, then strings by their bytes).
     let byID: [Int32]
     /// Where each record's object ends, for a subset of a catalog's records (`subset(_:)`),
     /// whose next entry is not the next object in the file; empty for a whole catalog.
     let ends: [Int]
 
-    init(storage: CatalogStorage, entries: [Entry], end: Int, ends: [Int] = []) {
+    init(storage: CatalogStorage, entries: [Entry], arena: IDArena?, end: Int, ends: [Int] = []) {
         self.storage = storage
         self.entries = entries
+        self.arena = arena
         self.end = end
         self.ends = ends
         var byID = Array(0..<Int32(entries.count))
-        if !entries.indices.dropFirst().allSatisfy({ entries[$0 - 1].id < entries[$0].id }) {
-            byID.sort { entries[Int($0)].id < entries[Int($1)].id }
+        if let arena {
+            byID.sort { Self.precedes(entries[Int($0)], entries[Int($1)], arena) }
+        } else if !entries.indices.dropFirst().allSatisfy({ entries[$0 - 1].key < entries[$0].key }) {
+            byID.sort { entries[Int($0)].key < entries[Int($1)].key }
         }
         self.byID = byID
+    }
+
+    /// Whether `a`'s id comes before `b`'s.
+    private static func precedes(_ a: Entry, _ b: Entry, _ arena: IDArena) -> Bool {
+        switch (a.hasStringID, b.hasStringID) {
+        case (false, false): a.key < b.key
+        case (false, true): true
+        case (true, false): false
+        case (true, true): IDArena.precedes(arena.form(a.key), arena.form(b.key))
+        }
+    }
+
+    private static func equal(_ a: Entry, _ b: Entry, _ arena: IDArena?) -> Bool {
+        guard a.hasStringID == b.hasStringID else { return false }
+        guard a.hasStringID, let arena else { return a.key == b.key }
+        return IDArena.equal(arena.form(a.key), arena.form(b.key))
     }
 
     public var startIndex: Int { 0 }
@@ -97,9 +139,14 @@ public struct CatalogRecords: RandomAccessCollection, Sendable {
         }
     }
 
-    /// The id of the record at `position`, without decoding it.
-    public func id(at position: Int) -> Int {
-        entries[position].id
+    /// The id of the record at `position`; decoded from the catalog only for a string id too
+    /// long to be kept whole (one that fails as `unsafe-key`).
+    public func id(at position: Int) -> RecordID {
+        let entry = entries[position]
+        guard entry.hasStringID, let arena else { return RecordID(entry.key) }
+        if let text = arena.text(entry.key) { return RecordID(text) }
+        var reader = CatalogReader(self)
+        return reader.record(position, fields: []).id
     }
 
     /// The album of the record at `position`, without decoding it.
@@ -108,13 +155,33 @@ public struct CatalogRecords: RandomAccessCollection, Sendable {
     }
 
     /// The position of the record with `id`.
-    public func position(ofID id: Int) -> Int? {
+    public func position(ofID id: RecordID) -> Int? {
+        switch id.value {
+        case .integer(let value):
+            return search { $0.hasStringID ? .after : $0.key < value ? .before : $0.key == value ? .equal : .after }
+        case .string(let text):
+            guard let arena else { return nil }
+            let form = IDArena.form(of: text)
+            return form.withUnsafeBytes { wanted in
+                search { entry in
+                    guard entry.hasStringID else { return .before }
+                    let kept = arena.form(entry.key)
+                    return IDArena.precedes(kept, wanted) ? .before : IDArena.equal(kept, wanted) ? .equal : .after
+                }
+            }
+        }
+    }
+
+    private enum Place { case before, equal, after }
+
+    /// Binary search of `byID` for the entry `place` calls equal.
+    private func search(_ place: (Entry) -> Place) -> Int? {
         var low = 0, high = byID.count
         while low < high {
             let middle = (low + high) / 2
-            if entries[Int(byID[middle])].id < id { low = middle + 1 } else { high = middle }
+            if place(entries[Int(byID[middle])]) == .before { low = middle + 1 } else { high = middle }
         }
-        return low < byID.count && entries[Int(byID[low])].id == id ? Int(byID[low]) : nil
+        return low < byID.count && place(entries[Int(byID[low])]) == .equal ? Int(byID[low]) : nil
     }
 
     /// Where the object of the record at `position` ends (or a later record starts).
@@ -123,14 +190,26 @@ public struct CatalogRecords: RandomAccessCollection, Sendable {
         return position + 1 < entries.count ? entries[position + 1].offset : end
     }
 
-    /// Ids that occur more than once (in id order, each once).
-    var duplicateIDs: [Int] {
-        var duplicates: [Int] = []
-        for k in byID.indices.dropFirst() where entries[Int(byID[k])].id == entries[Int(byID[k - 1])].id {
-            let id = entries[Int(byID[k])].id
-            if duplicates.last != id { duplicates.append(id) }
+    /// The names (`RecordKey` stems) of the string ids long enough to be named with a hash,
+    /// which `RecordKey.id(fromStem:)` cannot reverse.
+    func hashedStems() -> Set<String> {
+        guard let arena else { return [] }
+        var stems = Set<String>()
+        for entry in entries where entry.hasStringID {
+            guard let text = arena.text(entry.key), let stem = RecordKey.stem(for: text), stem.contains("~") else { continue }
+            stems.insert(stem)
         }
-        return duplicates
+        return stems
+    }
+
+    /// Ids that occur more than once (in id order, each once).
+    var duplicateIDs: [RecordID] {
+        var duplicates: [Int32] = []
+        for k in byID.indices.dropFirst() where Self.equal(entries[Int(byID[k])], entries[Int(byID[k - 1])], arena) {
+            if let last = duplicates.last, Self.equal(entries[Int(last)], entries[Int(byID[k])], arena) { continue }
+            duplicates.append(byID[k])
+        }
+        return duplicates.map { id(at: Int($0)) }
     }
 }
 
@@ -157,7 +236,9 @@ public struct CatalogReader {
     mutating func record(_ position: Int, fields: CatalogParser.Fields) -> CatalogRecord {
         if let record = decode(position, fields: fields) { return record }
         records.storage.damaged.withLock { $0 = true }
-        return CatalogRecord(albumId: 0, id: records.entries[position].id, title: "", url: "", thumbnailUrl: "")
+        let entry = records.entries[position]
+        let id = entry.hasStringID ? RecordID(records.arena?.text(entry.key) ?? "") : RecordID(entry.key)
+        return CatalogRecord(albumId: 0, id: id, title: "", url: "", thumbnailUrl: "")
     }
 
     private mutating func decode(_ position: Int, fields: CatalogParser.Fields) -> CatalogRecord? {

@@ -13,10 +13,10 @@ struct CatalogLayout: Sendable {
 }
 
 /// The first pass over a catalog: reads it a window at a time, hashing every byte, checks all of
-/// it (strict JSON, or CSV), and notes where each record starts, its id and its group. Nothing
-/// else is kept, so loading costs memory for the records, not for the text, and a bad catalog
-/// fails in memory that does not grow with its size: the error's line and column come from the
-/// scan itself (lines are counted as windows are dropped).
+/// it (strict JSON, or CSV), and notes where each record starts, its id and its group (a string
+/// id in an `IDArena`). Nothing else is kept, so loading costs memory for the records, not for
+/// the text, and a bad catalog fails in memory that does not grow with its size: the error's
+/// line and column come from the scan itself (lines are counted as windows are dropped).
 struct CatalogScanner {
     private let read: (UnsafeMutableRawBufferPointer, Int) -> Int
     private let hasher = SHA256Hasher()
@@ -29,6 +29,7 @@ struct CatalogScanner {
     private var linesBefore = 0  // line breaks before buffer[0]
     private var lastLineBreak = -1  // file offset of the last line break before buffer[0]
     private var rows = 0  // CSV rows taken, header included
+    private var arena: IDArena?  // the string ids, once there is one
     private let options: CatalogOptions
     private let schema: CatalogSchema
     /// Longest record (or value around the records) the scan reads.
@@ -62,6 +63,7 @@ struct CatalogScanner {
 
     struct Result {
         var entries: [CatalogRecords.Entry]
+        var arena: IDArena?
         var end: Int
         var sha256: String
         var layout: CatalogLayout
@@ -87,7 +89,7 @@ struct CatalogScanner {
         case .csv, .tsv: layout.columns = try scanRows(format == .tsv ? 0x09 : 0x2C, &entries, &end)
         }
         guard !failed else { throw readFailure() }
-        return Result(entries: entries, end: end, sha256: hasher.finish(), layout: layout)
+        return Result(entries: entries, arena: arena, end: end, sha256: hasher.finish(), layout: layout)
     }
 
     private mutating func scanJSON(_ tokens: [String], _ entries: inout [CatalogRecords.Entry], _ end: inout Int) throws(Failure) {
@@ -134,7 +136,7 @@ struct CatalogScanner {
                 _ = nextByte()
                 let start = base + position
                 let record = try parse(record: entries.count + 1) { try $0.object([]) }
-                entries.append(.init(id: record.id, offset: start, albumId: record.albumId))
+                entries.append(.init(id: record.id, offset: start, albumId: record.albumId, arena: &arena))
                 end = base + position
                 let next = nextByte()
                 if next == 0x2C {
@@ -188,7 +190,7 @@ struct CatalogScanner {
             } catch where entries.isEmpty && options.format == nil && error.detail.contains("has no") {
                 throw Failure(detail: error.detail + " (read as JSON Lines; for records in an array inside an object, use --records, e.g. --records /data)")
             }
-            entries.append(.init(id: record.id, offset: start, albumId: record.albumId))
+            entries.append(.init(id: record.id, offset: start, albumId: record.albumId, arena: &arena))
             end = base + position
             while true {
                 guard ensure(1), position < count else { break }
@@ -234,7 +236,7 @@ struct CatalogScanner {
             } catch {
                 throw Failure(detail: "row \(rows), line \(line(at: start - base)): \((error as? CatalogParser.Failure)?.message ?? "\(error)")")
             }
-            entries.append(.init(id: record.id, offset: start, albumId: record.albumId))
+            entries.append(.init(id: record.id, offset: start, albumId: record.albumId, arena: &arena))
             end = base + position
         }
         return columns

@@ -1,8 +1,7 @@
 import Foundation
 
 /// How a string id becomes a file name under `images/`: safely, deterministically, reversibly,
-/// and independently of every other id in the catalog. (Not wired into the pipeline yet: ids
-/// are integers there; this is the mapping string ids will use.)
+/// and independently of every other id in the catalog (`RecordID.stem`, `KeyedStore`).
 ///
 /// - `a-z`, `0-9`, `-` and `_` are kept; every other byte of the id's UTF-8 is `%XX`, with
 ///   uppercase hex. Uppercase letters are encoded too (`A` is `%41`), so the only uppercase
@@ -29,7 +28,6 @@ public enum RecordKey {
         let bytes = Array(id.utf8)
         guard !bytes.isEmpty, bytes.count <= maxIDBytes else { return nil }
         if let integer = Int(id), String(integer) == id { return id }
-        let reserved = Set(["con", "prn", "aux", "nul"] + (1...9).flatMap { ["com\($0)", "lpt\($0)"] })
         let base = String(decoding: bytes.prefix { $0 != 0x2E }, as: UTF8.self).lowercased()
         let encodeFirst = reserved.contains(base)
         var out: [UInt8] = []
@@ -74,6 +72,31 @@ public enum RecordKey {
         return stem(for: id) == name ? id : nil
     }
 
+    /// Whether `name` is a stem `stem(for:)` can make: one it reverses, or a hashed one.
+    public static func isStem(_ name: String) -> Bool {
+        if id(fromStem: name) != nil { return true }
+        let bytes = Array(name.utf8)
+        guard bytes.count > 17, bytes.count <= maxStemBytes, bytes[bytes.count - 17] == 0x7E else { return false }
+        guard bytes.suffix(16).allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return false }
+        // What is before the `~` is a cut encoding: kept bytes and `%XX`, not starting with `.`.
+        let head = bytes.prefix(bytes.count - 17)
+        guard head.first != 0x2E else { return false }
+        var index = head.startIndex
+        while index < head.endIndex {
+            switch head[index] {
+            case 0x61...0x7A, 0x30...0x39, 0x2D, 0x5F, 0x2E: index += 1
+            case 0x25:
+                guard index + 2 < head.endIndex, hexValue(head[index + 1]) != nil, hexValue(head[index + 2]) != nil else {
+                    return false
+                }
+                index += 3
+            default: return false
+            }
+        }
+        return true
+    }
+
+    private static let reserved = Set(["con", "prn", "aux", "nul"] + (1...9).flatMap { ["com\($0)", "lpt\($0)"] })
     private static let hex = Array("0123456789ABCDEF".utf8)
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

@@ -5,7 +5,7 @@ public struct ItemRecord: Sendable, Equatable {
         case done, failed, pending
     }
 
-    public var id: Int
+    public var id: RecordID
     /// The catalog URL the outcome belongs to; a changed URL makes the record stale.
     public var url: String
     /// The URL actually fetched (after `--mirror`).
@@ -24,7 +24,7 @@ public struct ItemRecord: Sendable, Equatable {
     public var validators = Validators()
 
     public init(
-        id: Int, url: String, source: String, status: Status, bytes: Int64 = 0, sha256: String = "",
+        id: RecordID, url: String, source: String, status: Status, bytes: Int64 = 0, sha256: String = "",
         width: Int = 0, height: Int = 0, attempts: Int = 0, error: RecordedError? = nil, file: FileStamp? = nil,
         validators: Validators = Validators()
     ) {

@@ -6,28 +6,38 @@ import Foundation
 /// A journal read back: for each record id, where its latest line is and what it says.
 ///
 /// Replay reads only each line's status and id; a record's other fields are decoded when asked
-/// for. Counting a million-record journal therefore makes no string, and a resumed run decodes
-/// only the records of its catalog.
+/// for. Counting a million-record journal therefore makes no string (unless its ids are
+/// strings), and a resumed run decodes only the records of its catalog.
 ///
 /// Memory does not grow with the journal's text: the file is mapped, and the pages that
 /// decoding touches are handed back every few thousand records (they stay in the page cache).
-/// What is kept is 24 bytes per record, sorted by id.
+/// What is kept is 24 bytes per record, sorted by key: an integer id itself, or a string id's
+/// hash (seeded afresh by each process, so a catalog cannot be made to collide); a string id is
+/// confirmed against its line when it is looked up.
 public struct JournalIndex: Sendable {
     struct Entry {
-        var id: Int
+        /// An integer id, or a string id's hash.
+        var key: Int
         var offset: Int
         var length: Int32
         var status: ItemRecord.Status
+        var hasStringID: Bool
+
+        func precedes(_ other: Entry) -> Bool {
+            (hasStringID ? 1 : 0, key, offset) < (other.hasStringID ? 1 : 0, other.key, other.offset)
+        }
+
+        func sameKey(_ other: Entry) -> Bool {
+            hasStringID == other.hasStringID && key == other.key
+        }
     }
 
     private let text: MappedFile?
-    /// The latest line of each id, in id order.
+    /// The latest line of each id, by key (then by place in the file).
     private let entries: [Entry]
     /// Lines in the journal, including those a later line for the same id supersedes.
     public let lineCount: Int
 
-    /// Record ids with a journal line, in increasing order.
-    public var ids: some Collection<Int> { entries.lazy.map(\.id) }
     public var count: Int { entries.count }
     public var isEmpty: Bool { entries.isEmpty }
 
@@ -36,31 +46,75 @@ public struct JournalIndex: Sendable {
         entries.count { $0.status == status }
     }
 
+    /// Every record id with a journal line, the status of its latest line and a way to decode
+    /// that line: integers in increasing order, then string ids in the order of their lines.
+    ///
+    /// String ids are read from their lines in file order: in the order of their hashes, every
+    /// read lands on another page of the mapping, and the kernel maps the pages around each
+    /// (measured: `status` over 200,000 lines of 300-byte ids, a 95 MB journal, peaked at
+    /// 100 MiB that way and at 33 MiB in file order).
+    public func forEachLatest(_ body: (RecordID, ItemRecord.Status, _ record: () -> ItemRecord?) -> Void) {
+        let strings = entries.firstIndex { $0.hasStringID } ?? entries.count
+        for entry in entries[..<strings] {
+            body(RecordID(entry.key), entry.status) { decode(entry) }
+        }
+        for index in entries.indices[strings...].sorted(by: { entries[$0].offset < entries[$1].offset }) {
+            let entry = entries[index]
+            guard let id = id(of: entry) else { continue }
+            body(id, entry.status) { decode(entry) }
+        }
+    }
+
     /// The status the journal last recorded for `id`.
-    public func status(of id: Int) -> ItemRecord.Status? {
+    public func status(of id: RecordID) -> ItemRecord.Status? {
         entry(for: id)?.status
     }
 
     /// The record the journal last recorded for `id`, decoded from its line.
-    public func record(for id: Int) -> ItemRecord? {
-        guard let entry = entry(for: id), let text else { return nil }
+    public func record(for id: RecordID) -> ItemRecord? {
+        guard let entry = entry(for: id) else { return nil }
+        return decode(entry)
+    }
+
+    /// Every record, decoded (for tests and small journals).
+    public func allRecords() -> [RecordID: ItemRecord] {
+        Dictionary(entries.compactMap { decode($0).map { ($0.id, $0) } }, uniquingKeysWith: { _, last in last })
+    }
+
+    private func decode(_ entry: Entry) -> ItemRecord? {
+        guard let text else { return nil }
         return text.read { base in
             JournalLine.decode(UnsafeBufferPointer(start: base + entry.offset, count: Int(entry.length)))
         }
     }
 
-    /// Every record, decoded (for tests and small journals).
-    public func allRecords() -> [Int: ItemRecord] {
-        Dictionary(uniqueKeysWithValues: entries.compactMap { entry in record(for: entry.id).map { (entry.id, $0) } })
+    /// The id on an entry's line.
+    private func id(of entry: Entry) -> RecordID? {
+        guard let text else { return nil }
+        return text.read { base in JournalLine.peek(UnsafeBufferPointer(start: base + entry.offset, count: Int(entry.length)))?.id }
     }
 
-    private func entry(for id: Int) -> Entry? {
+    /// The key an id is indexed by: an integer itself, a string's hash.
+    private static func key(_ id: RecordID) -> (key: Int, hasStringID: Bool) {
+        switch id.value {
+        case .integer(let value): (value, false)
+        case .string: (id.hashValue, true)
+        }
+    }
+
+    private func entry(for id: RecordID) -> Entry? {
+        let (key, hasStringID) = Self.key(id)
+        let wanted = Entry(key: key, offset: Int.min, length: 0, status: .pending, hasStringID: hasStringID)
         var low = 0, high = entries.count
         while low < high {
             let middle = (low + high) / 2
-            if entries[middle].id < id { low = middle + 1 } else { high = middle }
+            if entries[middle].precedes(wanted) { low = middle + 1 } else { high = middle }
         }
-        return low < entries.count && entries[low].id == id ? entries[low] : nil
+        while low < entries.count, entries[low].sameKey(wanted) {
+            if !hasStringID || self.id(of: entries[low]) == id { return entries[low] }
+            low += 1
+        }
+        return nil
     }
 
     /// Reads the journal at `path` (an empty index when there is none). A line without its
@@ -87,19 +141,39 @@ public struct JournalIndex: Sendable {
                 if let (id, status) = JournalLine.peek(UnsafeBufferPointer(start: base + start, count: newline - start)),
                     let size = Int32(exactly: newline - start)
                 {
-                    lines.append(Entry(id: id, offset: start, length: size, status: status))
+                    let (key, hasStringID) = Self.key(id)
+                    lines.append(Entry(key: key, offset: start, length: size, status: status, hasStringID: hasStringID))
                 }
                 start = newline + 1
             }
         }
         file?.relinquish()
         text = file
-        // Latest line per id: by id, then by position in the file; keep the last of each id.
-        lines.sort { ($0.id, $0.offset) < ($1.id, $1.offset) }
+        // Latest line per id: by key, then by position in the file; keep the last of each id.
+        lines.sort { $0.precedes($1) }
         var latest: [Entry] = []
         latest.reserveCapacity(lines.count)
-        for line in lines {
-            if latest.last?.id == line.id { latest[latest.count - 1] = line } else { latest.append(line) }
+        var first = 0
+        while first < lines.count {
+            var end = first + 1
+            while end < lines.count, lines[end].sameKey(lines[first]) { end += 1 }
+            if !lines[first].hasStringID || end - first == 1 {
+                latest.append(lines[end - 1])
+            } else {
+                // Lines of one string id, as a rule; ids whose hashes are equal are told apart
+                // by their lines.
+                var ids: [RecordID?] = []
+                for line in lines[first..<end] {
+                    let id = file?.read { base in
+                        JournalLine.peek(UnsafeBufferPointer(start: base + line.offset, count: Int(line.length)))?.id
+                    }
+                    ids.append(id)
+                }
+                for index in first..<end where !ids[(index - first + 1)...].contains(ids[index - first]) {
+                    latest.append(lines[index])
+                }
+            }
+            first = end
         }
         entries = latest
         lineCount = count

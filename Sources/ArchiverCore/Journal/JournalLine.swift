@@ -14,6 +14,11 @@ import Glibc
 /// digits, a width of 0, a negative size) makes the line unreadable, so its record is fetched
 /// again rather than trusted.
 ///
+/// An integer id is written in decimal, as it always was; a string id (which never spells an
+/// integer canonically: see `RecordID`) as `"` and then the id, escaped like any text field, so
+/// `"007` is the string `007` and `7` the integer 7, and any id survives (tabs, newlines,
+/// backslashes, `%`).
+///
 ///     done    <id> <url> <source> <bytes> <sha256> <width> <height> <attempts> [<inode> <mtime-ns> [<etag> <last-modified>]]
 ///             (inode and mtime are `-` when unknown and validators follow)
 ///     failed  <id> <url> <source> <attempts> <kind> <status or -> <message>
@@ -69,6 +74,17 @@ enum JournalLine {
         bytes.appendUTF8(text)
     }
 
+    /// A tab, then the id: an integer in decimal, a string as `"` and the escaped text.
+    private static func field(_ id: RecordID, _ bytes: inout [UInt8]) {
+        switch id.value {
+        case .integer(let value): field(value, &bytes)
+        case .string(let text):
+            bytes.append(0x09)
+            bytes.append(0x22)
+            bytes.appendUTF8(escape(text))
+        }
+    }
+
     /// A tab, then `value` in decimal.
     private static func field(_ value: Int, _ bytes: inout [UInt8]) {
         bytes.append(0x09)
@@ -85,7 +101,7 @@ enum JournalLine {
     /// with `memchr` and parses integers without Character-level String APIs or a fields array.
     static func decode(_ line: UnsafeBufferPointer<UInt8>) -> ItemRecord? {
         var cursor = FieldCursor(line)
-        guard let kind = cursor.next(), let idField = cursor.next(), let id = integer(idField),
+        guard let kind = cursor.next(), let idField = cursor.next(), let id = recordID(idField),
             let urlField = cursor.next(), let sourceField = cursor.next()
         else { return nil }
         if kind.elementsEqual("done".utf8) {
@@ -130,9 +146,9 @@ enum JournalLine {
     }
 
     /// Just the status and id of a line, without decoding the rest: what replay needs.
-    static func peek(_ line: UnsafeBufferPointer<UInt8>) -> (id: Int, status: ItemRecord.Status)? {
+    static func peek(_ line: UnsafeBufferPointer<UInt8>) -> (id: RecordID, status: ItemRecord.Status)? {
         var cursor = FieldCursor(line)
-        guard let kind = cursor.next(), let id = cursor.next().flatMap(integer) else { return nil }
+        guard let kind = cursor.next(), let id = cursor.next().flatMap(recordID) else { return nil }
         if kind.elementsEqual("done".utf8) { return (id, .done) }
         if kind.elementsEqual("failed".utf8) { return (id, .failed) }
         if kind.elementsEqual("pending".utf8) { return (id, .pending) }
@@ -170,6 +186,12 @@ enum JournalLine {
 
     /// Widths and heights a PNG can have and the ledger can hold.
     private static let dimensions = 1...Int(Int32.max)
+
+    /// An id field: a decimal integer, or `"` and an escaped string.
+    static func recordID(_ field: UnsafeBufferPointer<UInt8>) -> RecordID? {
+        guard field.first == 0x22 else { return integer(field).map { RecordID($0) } }
+        return RecordID(text(UnsafeBufferPointer(rebasing: field[1...])))
+    }
 
     /// A decimal integer in Int's whole range (`-` for negatives); nil for anything else,
     /// including a value that overflows.

@@ -1,6 +1,7 @@
 import Foundation
 
-/// `manifest.json`: what the bundle holds, item by item. Sorted keys, items sorted by id, and
+/// `manifest.json`: what the bundle holds, item by item. Sorted keys, items sorted by id
+/// (`RecordID`'s order: integers numerically, then strings by their UTF-8 bytes), and
 /// nothing that changes from run to run (no times, durations or host names), so the same
 /// catalog archived twice from the same server gives the same bytes.
 public struct Manifest: Sendable, Codable, Equatable {
@@ -28,7 +29,8 @@ public struct Manifest: Sendable, Codable, Equatable {
 
     /// One catalog record and its outcome; `path` and the file facts are present only when done, `error` only when failed.
     public struct Item: Sendable, Codable, Equatable {
-        public var id: Int
+        /// A JSON number for an integer id, a JSON string for a string id.
+        public var id: RecordID
         public var albumId: Int
         public var title: String
         public var url: String
@@ -60,7 +62,7 @@ public struct Manifest: Sendable, Codable, Equatable {
         self.version = version
     }
 
-    public init(catalog: Catalog, field: ImageField, mirrors: MirrorMap, outcomes: [Int: ItemRecord]) {
+    public init(catalog: Catalog, field: ImageField, mirrors: MirrorMap, outcomes: [RecordID: ItemRecord]) {
         self.catalog = CatalogInfo(catalog)
         self.field = field
         self.items = catalog.records.sorted { $0.id < $1.id }.map { record in

@@ -90,7 +90,11 @@ enum ManifestEncoding {
         }
         if let etag = item.etag { key("etag"); string(etag, into: &out) }
         if let height = item.height { key("height"); number(height) }
-        key("id"); number(item.id)
+        key("id")
+        switch item.id.value {
+        case .integer(let id): number(id)
+        case .string(let id): string(id, into: &out)
+        }
         if let lastModified = item.lastModified { key("lastModified"); string(lastModified, into: &out) }
         if let path = item.path { key("path"); string(path, into: &out) }
         if let sha256 = item.sha256 { key("sha256"); string(sha256, into: &out) }

@@ -143,19 +143,30 @@ public final class Archiver: Sendable {
                 : "\(plan.retryingFailures) failed" + (plan.retryingFailures > 0 ? " (trying again)" : "")
             log("resuming: \(plan.keptDone) done, \(failed), \(plan.pendingRecords) to go")
         }
-        if config.prune { store.prune(keeping: Set(catalog.records.indices.map(catalog.records.id(at:)))) }
+        if config.prune {
+            let records = catalog.records
+            var hashed: Set<String>?
+            store.prune { stem in
+                if let id = RecordKey.id(fromStem: stem) { return records.position(ofID: RecordID(id)) != nil }
+                if hashed == nil { hashed = records.hashedStems() }
+                return hashed!.contains(stem)
+            }
+        }
 
+        let ledger = Ledger(
+            records: catalog.records, mirrors: config.mirrors, previous: previous, kept: plan.kept,
+            revalidating: plan.revalidating, total: plan.pendingRecords + plan.rejectedCount)
         let journal: Journal
         do {
             journal = try Journal(path: layout.journal.path, durable: config.durable, beforeCommit: store.syncDirectory)
-            try journal.append(plan.invalidated + plan.rejected)
+            try journal.append(plan.invalidated)
+            try plan.rejections(of: catalog.records) { batch throws(ItemError) in
+                try journal.append(batch)
+                ledger.record(batch, bytes: 0)
+            }
         } catch {
             throw .io(error.description)
         }
-        let ledger = Ledger(
-            records: catalog.records, mirrors: config.mirrors, previous: previous, kept: plan.kept,
-            revalidating: plan.revalidating, total: plan.pendingRecords + plan.rejected.count)
-        ledger.record(plan.rejected, bytes: 0)
         self.ledger.withLock { $0 = ledger }
         let stages = PipelineStages(
             fetcher: fetcher, validator: validator,

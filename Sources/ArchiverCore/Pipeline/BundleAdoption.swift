@@ -96,9 +96,8 @@ enum BundleAdoption {
     private static func verified(_ item: Manifest.Item, images: OpenDirectory?) -> ItemRecord? {
         guard let images, let bytes = item.bytes, let sha256 = item.sha256, let width = item.width,
             let height = item.height, width > 0, height > 0,
-            item.path == KeyedStore.relativePath(for: item.id)
+            item.path == KeyedStore.relativePath(for: item.id), let name = KeyedStore.fileName(for: item.id)
         else { return nil }
-        let name = KeyedStore.fileName(for: item.id)
         let fd = images.openFile(name)
         guard fd >= 0 else { return nil }
         defer { close(fd) }

@@ -23,7 +23,7 @@ extension FetchOperation {
         }
         var records: [ItemRecord] = []
         var written: Int64 = 0
-        var same: [Int] = []
+        var same: [RecordID] = []
         var changed = 0, revalidated = 0
         for target in job.targets {
             if let previous = target.previous, previous.bytes == Int64(data.count), previous.sha256 == facts.sha256 {

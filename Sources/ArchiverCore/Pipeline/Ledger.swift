@@ -131,7 +131,7 @@ final class Ledger: Sendable {
     }
 
     /// Revalidated items whose journaled outcome stands (`ids` of records being revalidated).
-    func revalidated(_ ids: [Int], _ result: Revalidation) {
+    func revalidated(_ ids: [RecordID], _ result: Revalidation) {
         let positions = ids.compactMap { records.position(ofID: $0) }
         state.withLock { state in
             for position in positions {
@@ -162,7 +162,7 @@ final class Ledger: Sendable {
     var linesRecorded: Int { state.withLock { $0.lines } }
 
     /// A few items whose revalidation failed, by id, with why.
-    func refreshFailures(limit: Int) -> [(id: Int, error: RecordedError)] {
+    func refreshFailures(limit: Int) -> [(id: RecordID, error: RecordedError)] {
         state.withLock { state in
             state.refreshFailures.sorted { $0.key < $1.key }.prefix(limit).map { (records.id(at: Int($0.key)), $0.value) }
         }

@@ -4,12 +4,35 @@ import Foundation
 public struct FetchJob: Sendable {
     /// A record that gets its file from this job's body.
     public struct Target: Sendable, Equatable {
-        public var id: Int
+        public var id: RecordID
         /// The catalog URL of this record (before `--mirror`).
         public var url: String
+        /// `previous`, boxed: an `ItemRecord` in place made every queued target 256 bytes, and at
+        /// `--concurrency 1024` up to about 40,000 are read ahead or in operations; 48 this way.
+        private let revalidation: Revalidation?
+
         /// With `--refresh`, the done outcome being revalidated: it stands unless the server
         /// sends other bytes.
-        var previous: ItemRecord?
+        var previous: ItemRecord? { revalidation?.record }
+
+        init(id: RecordID, url: String, previous: ItemRecord? = nil) {
+            self.id = id
+            self.url = url
+            revalidation = previous.map(Revalidation.init)
+        }
+
+        public static func == (a: Target, b: Target) -> Bool {
+            a.id == b.id && a.url == b.url && a.previous == b.previous
+        }
+    }
+
+    /// A done outcome `--refresh` revalidates, held by reference.
+    final class Revalidation: Sendable {
+        let record: ItemRecord
+
+        init(_ record: ItemRecord) {
+            self.record = record
+        }
     }
 
     public var source: URL
@@ -46,8 +69,10 @@ public struct Plan: Sendable {
     var kept: [Int32] = []
     /// Of `kept`, how many are done.
     public var keptDone = 0
-    /// Records that failed before any request (a URL that is not http(s)).
-    public var rejected: [ItemRecord] = []
+    /// Positions of records that fail before any request (an id that can name no file, a URL
+    /// that is not http(s)), in catalog order: `rejections(of:_:)` makes their outcomes again
+    /// from the catalog, whose ids and URLs may be long (a string id of 4 MiB).
+    var rejected: [Int32] = []
     /// With `--refresh`: positions of records done with the file intact that are fetched again,
     /// conditionally (in increasing order); their journaled outcome stands until the server answers.
     var revalidating: [Int32] = []
@@ -120,17 +145,9 @@ public struct Plan: Sendable {
                     }
                 }
             }
-            if let problem = record.urlProblem {
-                rejected.append(
-                    ItemRecord(id: record.id, url: "", source: "", status: .failed, error: RecordedError(ItemError.invalidURL(problem))))
-                continue
-            }
             let source = mirrors.resolve(url)
-            guard Self.isHTTPURL(source) else {
-                rejected.append(
-                    ItemRecord(
-                        id: record.id, url: url, source: source, status: .failed,
-                        error: RecordedError(ItemError.invalidURL(source))))
+            guard Self.unsafeKey(record.id) == nil, record.urlProblem == nil, Self.isHTTPURL(source) else {
+                rejected.append(Int32(position))
                 continue
             }
             pendingRecords += 1
@@ -169,7 +186,7 @@ public struct Plan: Sendable {
     }
 
     /// The journaled done outcome of the record at `position`, if it is being revalidated.
-    private func revalidated(_ position: Int, id: Int) -> ItemRecord? {
+    private func revalidated(_ position: Int, id: RecordID) -> ItemRecord? {
         var low = 0, high = revalidating.count
         while low < high {
             let middle = (low + high) / 2
@@ -177,6 +194,55 @@ public struct Plan: Sendable {
         }
         guard low < revalidating.count, revalidating[low] == Int32(position) else { return nil }
         return journal.record(for: id)
+    }
+
+    /// Records that fail before any request.
+    public var rejectedCount: Int { rejected.count }
+
+    /// The failed outcomes of the rejected records, read back from `records` and handed to
+    /// `body` in batches of at most 1024 records or about 1 MiB of ids and URLs.
+    func rejections(of records: CatalogRecords, _ body: ([ItemRecord]) throws(ItemError) -> Void) throws(ItemError) {
+        var reader = CatalogReader(records)
+        var batch: [ItemRecord] = []
+        var bytes = 0
+        for position in rejected {
+            let outcome = rejection(of: reader.record(Int(position), fields: .image(field)))
+            bytes += outcome.id.text.utf8.count + outcome.url.utf8.count + outcome.source.utf8.count
+            batch.append(outcome)
+            if batch.count >= 1024 || bytes >= 1 << 20 {
+                try body(batch)
+                batch.removeAll(keepingCapacity: true)
+                bytes = 0
+            }
+        }
+        if !batch.isEmpty { try body(batch) }
+    }
+
+    /// Why `record` fails before any request: its id can name no file, or its URL is not an
+    /// http(s) URL (as the plan found).
+    func rejection(of record: CatalogRecord) -> ItemRecord {
+        let url = record.url(for: field)
+        let source = mirrors.resolve(url)
+        let error: ItemError
+        if let problem = Self.unsafeKey(record.id) {
+            error = problem
+        } else if let problem = record.urlProblem {
+            return ItemRecord(id: record.id, url: "", source: "", status: .failed, error: RecordedError(ItemError.invalidURL(problem)))
+        } else {
+            error = .invalidURL(source)
+        }
+        return ItemRecord(id: record.id, url: url, source: source, status: .failed, error: RecordedError(error))
+    }
+
+    /// Why a record's id cannot name its file (`RecordKey`): empty, or over
+    /// `RecordKey.maxIDBytes`; nil when it can.
+    static func unsafeKey(_ id: RecordID) -> ItemError? {
+        guard let text = id.string else { return nil }
+        if text.isEmpty { return .unsafeKey("an empty id") }
+        if text.utf8.count > RecordKey.maxIDBytes {
+            return .unsafeKey("an id of \(text.utf8.count) bytes, over the limit of \(RecordKey.maxIDBytes)")
+        }
+        return nil
     }
 
     /// Whether `httpURL(text)` is a URL, without parsing the common simple URL into one: that

@@ -13,7 +13,7 @@ public struct BundleStatus: Sendable, Codable, Equatable {
 
     /// One failed item, as an example of its kind.
     public struct Example: Sendable, Codable, Equatable {
-        public var id: Int
+        public var id: RecordID
         public var message: String
     }
 
@@ -33,45 +33,70 @@ public struct BundleStatus: Sendable, Codable, Equatable {
     /// by every run that ends, interrupted or not). A journal also keeps lines of records that
     /// have left the catalog until a run completes; those are not the bundle's. Without a
     /// readable manifest (a first run still under way, or killed) every journal id counts.
+    ///
+    /// Failed records are decoded one at a time, keeping per kind a count and the examples with
+    /// the lowest ids, so memory does not follow the number of failures or their ids' length.
     public static func read(directory: URL, examplesPerKind: Int = 3) -> BundleStatus? {
         let layout = BundleLayout(root: directory)
         guard FileManager.default.fileExists(atPath: layout.state.path) else { return nil }
         let journal = JournalIndex(path: layout.journal.path)
         let listed = manifestIDs(layout)
-        let ids = journal.ids.filter { listed?.contains($0) ?? true }
         let total = listed?.count ?? RunOptions.read(layout)?.records ?? journal.count
-        let done = ids.count { journal.status(of: $0) == .done }
-        let failedRecords = ids.filter { journal.status(of: $0) == .failed }.sorted()
-            .compactMap(journal.record(for:))
+        var done = 0, failed = 0
         var groups: [String: FailureGroup] = [:]
-        for record in failedRecords {
+        journal.forEachLatest { id, status, record in
+            guard listed?.contains(id) ?? true else { return }
+            if status == .done { done += 1 }
+            guard status == .failed, let record = record() else { return }
+            failed += 1
             let kind = record.error?.kind ?? "unknown"
             var group = groups[kind] ?? FailureGroup(kind: kind, count: 0, examples: [])
             group.count += 1
-            if group.examples.count < examplesPerKind {
-                group.examples.append(Example(id: record.id, message: record.error?.message ?? ""))
+            let example = Example(id: record.id, message: record.error?.message ?? "")
+            let place = group.examples.firstIndex { example.id < $0.id } ?? group.examples.count
+            if place < examplesPerKind {
+                group.examples.insert(example, at: place)
+                if group.examples.count > examplesPerKind { group.examples.removeLast() }
             }
             groups[kind] = group
         }
         let lock = BundleLock.isHeld(path: layout.lock.path)
         return BundleStatus(
-            directory: directory.path, records: total, done: done, failed: failedRecords.count,
-            pending: max(0, total - done - failedRecords.count),
+            directory: directory.path, records: total, done: done, failed: failed,
+            pending: max(0, total - done - failed),
             bytesOnDisk: OpenDirectory(path: layout.images.path)?.totalBytes() ?? 0,
             failures: groups.values.sorted { ($0.count, $1.kind) > ($1.count, $0.kind) },
             running: lock.held, runningPID: lock.pid)
     }
 
     /// The ids of the bundle's manifest, read as a stream; nil when it has none that reads.
-    private static func manifestIDs(_ layout: BundleLayout) -> Set<Int>? {
+    private static func manifestIDs(_ layout: BundleLayout) -> IDSet? {
         guard case .regular = BundleLayout.fileKind(atPath: layout.manifest.path) else { return nil }
-        var ids = Set<Int>()
+        var ids = IDSet()
         do {
             try layout.readManifest { ids.insert($0.id) }
         } catch {
             return nil
         }
         return ids
+    }
+
+    /// A set of ids in 8 bytes an id, however long: an integer as it is, a string by its hash
+    /// (seeded afresh by each process, so no catalog can make two collide on purpose).
+    private struct IDSet {
+        private var integers = Set<Int>()
+        private var strings = Set<Int>()
+        private(set) var count = 0
+
+        mutating func insert(_ id: RecordID) {
+            count += 1
+            if let integer = id.integer { integers.insert(integer) } else { strings.insert(id.hashValue) }
+        }
+
+        func contains(_ id: RecordID) -> Bool {
+            if let integer = id.integer { return integers.contains(integer) }
+            return strings.contains(id.hashValue)
+        }
     }
 
     /// The human-readable report.

@@ -31,10 +31,11 @@ extension Catalog {
     /// A catalog of `records` held in memory, with the identity (source, sha256) of the catalog
     /// they came from: what `merge` rebuilds from the shards' manifests.
     init(source: String, sha256: String, decoded records: [CatalogRecord]) {
-        let entries = records.enumerated().map { CatalogRecords.Entry(id: $1.id, offset: $0, albumId: $1.albumId) }
+        var arena: IDArena?
+        let entries = records.enumerated().map { CatalogRecords.Entry(id: $1.id, offset: $0, albumId: $1.albumId, arena: &arena) }
         self.init(
             source: source, sha256: sha256,
-            records: CatalogRecords(storage: CatalogStorage(.decoded(records)), entries: entries, end: records.count),
+            records: CatalogRecords(storage: CatalogStorage(.decoded(records)), entries: entries, arena: arena, end: records.count),
             sharding: nil)
     }
 }
@@ -43,6 +44,7 @@ extension CatalogRecords {
     /// The records at `positions` (ascending), over the same storage.
     func subset(_ positions: [Int]) -> CatalogRecords {
         CatalogRecords(
-            storage: storage, entries: positions.map { entries[$0] }, end: end, ends: positions.map(endOffset(at:)))
+            storage: storage, entries: positions.map { entries[$0] }, arena: arena, end: end,
+            ends: positions.map(endOffset(at:)))
     }
 }

@@ -57,7 +57,7 @@ enum ShardSet {
             }
             let strangers = items.filter { !shard.contains(url: $0.url) }.map(\.id)
             if !strangers.isEmpty {
-                let examples = strangers.prefix(5).map(String.init).joined(separator: ", ")
+                let examples = strangers.prefix(5).map(\.description).joined(separator: ", ")
                 problems.append("\(bundle.name) holds \(strangers.count) item\(strangers.count == 1 ? "" : "s") of other shards (\(examples)\(strangers.count > 5 ? ", ..." : ""))")
             }
         }

@@ -17,20 +17,21 @@ public struct KeyedStore: Sendable {
         self.durable = durable
     }
 
-    /// The file name for a record id; ids are integers, so the name cannot escape the directory.
-    public static func fileName(for id: Int) -> String {
-        "\(id).png"
+    /// The file name for a record id: `<id>.png` for an integer, the `RecordKey` stem of a
+    /// string (which is one name inside the directory); nil for an id that cannot be made safe.
+    public static func fileName(for id: RecordID) -> String? {
+        id.stem.map { $0 + ".png" }
     }
 
     /// The path relative to the bundle root that the manifest records.
-    public static func relativePath(for id: Int) -> String {
-        "images/\(fileName(for: id))"
+    public static func relativePath(for id: RecordID) -> String? {
+        fileName(for: id).map { "images/" + $0 }
     }
 
-    /// The absolute path of a record's final file (built as a string: `URL.appendingPathComponent`
+    /// The absolute path of the file named `name` (built as a string: `URL.appendingPathComponent`
     /// stats the file system to decide whether the result is a directory).
-    public func path(for id: Int) -> String {
-        directoryPath + "/" + Self.fileName(for: id)
+    public func path(named name: String) -> String {
+        directoryPath + "/" + name
     }
 
     /// Creates the directory and removes temporary files left by an interrupted run.
@@ -54,9 +55,11 @@ public struct KeyedStore: Sendable {
     /// Writes `data` as the file for `id`, atomically; with `durable`, fsynced before it is named.
     /// Returns the file's stamp, which its journal line records.
     @discardableResult
-    public func write(_ data: Data, id: Int) throws(ItemError) -> FileStamp? {
-        try fileSystem.writeAtomically(data, directory: directoryPath, name: Self.fileName(for: id), sync: durable)
-        return FileStamp.of(path: path(for: id))
+    public func write(_ data: Data, id: RecordID) throws(ItemError) -> FileStamp? {
+        // The plan fails an unsafe id before its URL is fetched; this is the last guard.
+        guard let name = Self.fileName(for: id) else { throw .unsafeKey("the id \(id)") }
+        try fileSystem.writeAtomically(data, directory: directoryPath, name: name, sync: durable)
+        return FileStamp.of(path: path(named: name))
     }
 
     /// Flushes the directory entries so renamed files survive power loss (`--durable`).
@@ -64,21 +67,23 @@ public struct KeyedStore: Sendable {
         try fileSystem.syncDirectory(directoryPath)
     }
 
-    /// Removes every `<id>.png` whose id is not in `ids` (`--prune`); returns how many.
+    /// Removes every `<stem>.png` that some id would be named (`RecordKey`) and `keeping`
+    /// refuses (`--prune`); returns how many. Other files are left alone.
     @discardableResult
-    public func prune(keeping ids: Set<Int>) -> Int {
+    public func prune(keeping: (_ stem: String) -> Bool) -> Int {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         var removed = 0
         for name in names where name.hasSuffix(".png") {
-            guard let id = Int(name.dropLast(4)), !ids.contains(id) else { continue }
-            remove(id: id)
+            let stem = String(name.dropLast(4))
+            guard RecordKey.isStem(stem), !keeping(stem) else { continue }
+            fileSystem.remove(path(named: name))
             removed += 1
         }
         return removed
     }
 
     /// Removes a record's file (used when a record fails after an earlier success).
-    public func remove(id: Int) {
-        fileSystem.remove(path(for: id))
+    public func remove(id: RecordID) {
+        if let name = Self.fileName(for: id) { fileSystem.remove(path(named: name)) }
     }
 }

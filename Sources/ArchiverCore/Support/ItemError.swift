@@ -63,7 +63,7 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notPNG(let reason): "not a PNG: \(reason)"
         case .invalidPNG(let reason): "broken PNG: \(reason)"
         case .invalidURL(let url): "not an http(s) URL: \(url)"
-        case .unsafeKey(let key): "unsafe file name for id \(key)"
+        case .unsafeKey(let reason): "no safe file name for \(reason)"
         case .io(let reason): "write failed: \(reason)"
         }
     }

@@ -20,13 +20,14 @@ struct BundleFixture {
         try FileManager.default.createDirectory(at: layout.state, withIntermediateDirectories: true)
         let records = (1...count).map { id in
             CatalogRecord(
-                albumId: (id - 1) / 5 + 1, id: id, title: title(id),
+                albumId: (id - 1) / 5 + 1, id: RecordID(id), title: title(id),
                 url: "https://via.placeholder.com/600/\(id)", thumbnailUrl: "https://via.placeholder.com/150/\(id)")
         }
         let catalog = try Catalog(source: "fixture.json", data: JSONEncoder().encode(records))
-        var outcomes: [Int: ItemRecord] = [:]
-        for record in records where !pending.contains(record.id) {
-            if failed.contains(record.id) {
+        var outcomes: [RecordID: ItemRecord] = [:]
+        for record in records where !pending.contains(record.id.integer!) {
+            let id = record.id.integer!
+            if failed.contains(id) {
                 let error = ItemError.httpStatus(404, url: record.url)
                 outcomes[record.id] = ItemRecord(
                     id: record.id, url: record.url, source: record.url, status: .failed, attempts: 1,
@@ -34,11 +35,11 @@ struct BundleFixture {
                 continue
             }
             let png = PNGEncoder.solid(
-                width: 4 + record.id % 3, height: 4, red: UInt8(record.id & 0xff), green: UInt8(record.id >> 8), blue: 7)
-            try png.write(to: layout.images.appendingPathComponent("\(record.id).png"))
+                width: 4 + id % 3, height: 4, red: UInt8(id & 0xff), green: UInt8(id >> 8), blue: 7)
+            try png.write(to: layout.images.appendingPathComponent("\(id).png"))
             outcomes[record.id] = ItemRecord(
                 id: record.id, url: record.url, source: record.url, status: .done, bytes: Int64(png.count),
-                sha256: SHA256.hex(png), width: 4 + record.id % 3, height: 4, attempts: 1)
+                sha256: SHA256.hex(png), width: 4 + id % 3, height: 4, attempts: 1)
         }
         let manifest = Manifest(catalog: catalog, field: .url, mirrors: MirrorMap(), outcomes: outcomes)
         try manifest.write(to: layout.manifest)

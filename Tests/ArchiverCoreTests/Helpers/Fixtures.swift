@@ -39,8 +39,13 @@ enum Fixtures {
     /// A catalog record whose image lives at `/600/<colour>` (thumbnail at `/150/<colour>`).
     static func record(_ id: Int, colour: String, album: Int = 1) -> CatalogRecord {
         CatalogRecord(
-            albumId: album, id: id, title: "photo \(id) <&>", url: "\(host)/600/\(colour)",
+            albumId: album, id: RecordID(id), title: "photo \(id) <&>", url: "\(host)/600/\(colour)",
             thumbnailUrl: "\(host)/150/\(colour)")
+    }
+
+    /// Integer ids, as a manifest or journal lists them.
+    static func ids(_ range: ClosedRange<Int>) -> [RecordID] {
+        range.map { RecordID($0) }
     }
 
     /// `count` records with distinct colours, starting at id 1.
@@ -107,5 +112,14 @@ enum Fixtures {
     /// Names in `images/`, sorted.
     static func imageNames(in out: URL) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: BundleLayout(root: out).images.path)) ?? []).sorted()
+    }
+}
+
+extension JournalIndex {
+    /// Every id with a journal line, in `forEachLatest`'s order (integers in increasing order).
+    var ids: [RecordID] {
+        var ids: [RecordID] = []
+        forEachLatest { id, _, _ in ids.append(id) }
+        return ids
     }
 }
