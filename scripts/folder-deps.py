@@ -279,6 +279,21 @@ def cycles(graph):
     return result
 
 
+def layers(graph, folders):
+    """Folders by height in an acyclic graph: 0 uses no other folder, n uses some folder of n - 1."""
+    height = {}
+
+    def measure(node):
+        if node not in height:
+            height[node] = 1 + max((measure(s) for s in graph.get(node, ())), default=-1)
+        return height[node]
+
+    result = defaultdict(list)
+    for folder in folders:
+        result[measure(folder)].append(folder)
+    return [sorted(result[n]) for n in sorted(result)]
+
+
 def describe(edge, uses, limit=None):
     lines = ["  %s -> %s" % edge]
     items = sorted(uses.items())
@@ -321,7 +336,10 @@ def main():
 
     found = cycles(graph)
     if not found:
-        print("no folder cycle")
+        print("no folder cycle; layers, each folder above every folder it uses:")
+        folders = sorted({folder_of(p, core_root) for p in occurrences} - {None})
+        for number, layer in enumerate(layers(graph, folders)):
+            print("  %d  %s" % (number, " ".join(layer)))
         return 0
     for component in found:
         print("cycle among %s:" % ", ".join(component))
