@@ -12,6 +12,8 @@ global function or variable, or a member of any of them (a case, method, propert
 A member belongs to the folder of the file that defines it, so a method that an extension in A
 adds to a type of B is A's. Local symbols and generic parameters are skipped (they never leave
 their file). `--types-only` counts references to top-level declarations alone, as a weaker check.
+Only ArchiverCore has folders: the other targets are flat, and SwiftPM refuses a cycle between
+targets.
 
 Usage: scripts/folder-deps.py [--root DIR] [--types-only] [--edges] [--quiet]
   prints each folder's dependencies (with --edges, every edge with the files and names that make
