@@ -9,7 +9,7 @@ APT_PACKAGES = pkg-config libpng-dev zlib1g-dev libssl-dev libarchive-dev libcur
 RELEASE = -c release --static-swift-stdlib
 BIN = $$($(SWIFT) build $(RELEASE) --show-bin-path)/archiver
 
-.PHONY: all deps build demo test sanitize fuzz install bench acceptance shard-acceptance refresh-acceptance clean
+.PHONY: all deps build demo test sanitize fuzz install bench acceptance shard-acceptance refresh-acceptance folder-deps clean
 
 all: build
 
@@ -77,6 +77,13 @@ refresh-acceptance: build
 # Only the checks of --shard and merge.
 shard-acceptance: build
 	scripts/shard-acceptance.sh "$(BIN)"
+
+# Which folder of Sources/ArchiverCore/ uses which, read from the index the debug build writes
+# (through the toolchain's libIndexStore.so); fails naming the files and declarations of any
+# cycle. FOLDER_DEPS="--edges" lists what makes every edge.
+folder-deps: deps
+	$(SWIFT) build
+	scripts/folder-deps.py $(FOLDER_DEPS)
 
 install: build
 	install -D -m 755 "$(BIN)" $(DESTDIR)$(PREFIX)/bin/archiver

@@ -85,13 +85,6 @@ public struct FetchLimits: Sendable {
         self.maxRedirects = maxRedirects
         self.perHost = perHost
     }
-
-    /// The limits a run's fetches obey, derived from its configuration in this one place.
-    public init(_ configuration: RunConfiguration) {
-        self.init(
-            concurrency: configuration.concurrency, timeout: configuration.timeout, maxBytes: configuration.maxBytes,
-            maxRedirects: configuration.maxRedirects, perHost: configuration.perHost)
-    }
 }
 
 /// Parses a `Retry-After` value: delta seconds or an HTTP date. Returns seconds from `now`.
