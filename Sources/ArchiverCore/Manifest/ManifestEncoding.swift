@@ -36,14 +36,14 @@ enum ManifestEncoding {
     static func head(catalog: Manifest.CatalogInfo, field: ImageField) -> [UInt8] {
         var out: [UInt8] = []
         out += Array("{\n  \"catalog\": {\"records\": \(catalog.records), \"sha256\": ".utf8)
-        string(catalog.sha256, into: &out)
+        JSONText.string(catalog.sha256, into: &out)
         if let shard = catalog.shard {
             out += Array(", \"shard\": {\"count\": \(shard.count), \"index\": \(shard.index), \"records\": \(shard.records)}".utf8)
         }
         out += Array(", \"source\": ".utf8)
-        string(catalog.source, into: &out)
+        JSONText.string(catalog.source, into: &out)
         out += Array("},\n  \"field\": ".utf8)
-        string(field.rawValue, into: &out)
+        JSONText.string(field.rawValue, into: &out)
         out += Array(",\n  \"items\": [".utf8)
         return out
     }
@@ -79,58 +79,30 @@ enum ManifestEncoding {
         if let error = item.error {
             key("error")
             out.appendLiteral(#"{"kind": "#)
-            string(error.kind, into: &out)
+            JSONText.string(error.kind, into: &out)
             out.appendLiteral(#", "message": "#)
-            string(error.message, into: &out)
+            JSONText.string(error.message, into: &out)
             if let status = error.status {
                 out.appendLiteral(#", "status": "#)
                 number(status)
             }
             out.append(0x7D)
         }
-        if let etag = item.etag { key("etag"); string(etag, into: &out) }
+        if let etag = item.etag { key("etag"); JSONText.string(etag, into: &out) }
         if let height = item.height { key("height"); number(height) }
         key("id")
         switch item.id.value {
         case .integer(let id): number(id)
-        case .string(let id): string(id, into: &out)
+        case .string(let id): JSONText.string(id, into: &out)
         }
-        if let lastModified = item.lastModified { key("lastModified"); string(lastModified, into: &out) }
-        if let path = item.path { key("path"); string(path, into: &out) }
-        if let sha256 = item.sha256 { key("sha256"); string(sha256, into: &out) }
-        key("source"); string(item.source, into: &out)
-        key("status"); string(item.status.rawValue, into: &out)
-        key("title"); string(item.title, into: &out)
-        key("url"); string(item.url, into: &out)
+        if let lastModified = item.lastModified { key("lastModified"); JSONText.string(lastModified, into: &out) }
+        if let path = item.path { key("path"); JSONText.string(path, into: &out) }
+        if let sha256 = item.sha256 { key("sha256"); JSONText.string(sha256, into: &out) }
+        key("source"); JSONText.string(item.source, into: &out)
+        key("status"); JSONText.string(item.status.rawValue, into: &out)
+        key("title"); JSONText.string(item.title, into: &out)
+        key("url"); JSONText.string(item.url, into: &out)
         if let width = item.width { key("width"); number(width) }
         out.append(0x7D)
-    }
-
-    /// A JSON string: quotes, backslashes and control characters escaped, everything else as UTF-8.
-    static func string(_ text: String, into out: inout [UInt8]) {
-        var text = text
-        text.withUTF8 { utf8 in
-            out.append(0x22)
-            // Runs that need no escape (nearly every string) are copied whole.
-            var start = 0
-            for index in utf8.indices {
-                let byte = utf8[index]
-                guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
-                start = index + 1
-                switch byte {
-                case 0x22: out += [0x5C, 0x22]
-                case 0x5C: out += [0x5C, 0x5C]
-                case 0x0A: out += [0x5C, 0x6E]
-                case 0x0D: out += [0x5C, 0x72]
-                case 0x09: out += [0x5C, 0x74]
-                default:
-                    let hex: StaticString = "0123456789abcdef"
-                    out += [0x5C, 0x75, 0x30, 0x30, hex.utf8Start[Int(byte >> 4)], hex.utf8Start[Int(byte & 0xF)]]
-                }
-            }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
-            out.append(0x22)
-        }
     }
 }

@@ -50,9 +50,9 @@ struct BundleStamp: Codable, Equatable {
     /// The stamp's bytes, keys sorted; by hand for the same reason as `RunOptions.encoded`.
     var encoded: [UInt8] {
         var out = Array(#"{"catalogSHA256":"#.utf8)
-        ManifestEncoding.string(catalogSHA256, into: &out)
+        JSONText.string(catalogSHA256, into: &out)
         out += #","field":"#.utf8
-        ManifestEncoding.string(field.rawValue, into: &out)
+        JSONText.string(field.rawValue, into: &out)
         out += #","galleryBytes":\#(galleryBytes),"manifestBytes":\#(manifestBytes)"#.utf8
         out += #","pageBytes":\#(pageBytes),"pageFiles":\#(pageFiles)}"#.utf8
         return out

@@ -49,21 +49,21 @@ struct RunOptions: Codable, Equatable {
     /// use and Data's atomic write cost over a millisecond at the start of every run.
     var encoded: [UInt8] {
         var out = Array(#"{"catalog":"#.utf8)
-        ManifestEncoding.string(catalog, into: &out)
+        JSONText.string(catalog, into: &out)
         out += #","field":"#.utf8
-        ManifestEncoding.string(field.rawValue, into: &out)
+        JSONText.string(field.rawValue, into: &out)
         if let idKey {
             out += #","idKey":"#.utf8
-            ManifestEncoding.string(idKey, into: &out)
+            JSONText.string(idKey, into: &out)
         }
         if let pointer {
             out += #","pointer":"#.utf8
-            ManifestEncoding.string(pointer, into: &out)
+            JSONText.string(pointer, into: &out)
         }
         out += #","records":\#(records)"#.utf8
         if let shard {
             out += #","shard":"#.utf8
-            ManifestEncoding.string(shard, into: &out)
+            JSONText.string(shard, into: &out)
         }
         out += "}".utf8
         return out

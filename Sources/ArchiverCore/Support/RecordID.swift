@@ -72,7 +72,7 @@ public struct RecordID: Sendable, Hashable, Comparable, CustomStringConvertible,
             return String(value)
         case .string(let text):
             var out: [UInt8] = []
-            ManifestEncoding.string(Self.prefix(text, bytes: 60), into: &out)
+            JSONText.string(Self.prefix(text, bytes: 60), into: &out)
             if text.utf8.count > 60 { out += Array("...".utf8) }
             return String(decoding: out, as: UTF8.self)
         }
