@@ -52,12 +52,12 @@ struct OptionSpec<Options>: Sendable {
     }
 
     /// One of a fixed set of values; help lists them.
-    static func choice<T: RawRepresentable & CaseIterable>(
-        _ name: String, as type: T.Type, default value: T, _ help: String, _ set: @escaping @Sendable (inout Options, T) -> Void
+    static func choice<T: RawRepresentable & CaseIterable & Sendable>(
+        _ name: String, as _: T.Type, default value: T, _ help: String, _ set: @escaping @Sendable (inout Options, T) -> Void
     ) -> Self where T.RawValue == String {
         Self(name: name, alias: nil, placeholder: T.allCases.map(\.rawValue).joined(separator: "|"),
              defaultText: value.rawValue, help: help) { args, options in
-            set(&options, try args.choice(for: name, as: type))
+            set(&options, try args.choice(for: name, as: T.self))
         }
     }
 
