@@ -238,6 +238,8 @@ final class ArchiverTests: XCTestCase {
         XCTAssertEqual(mirrors.resolve("https://via.placeholder.com/600/abc"), "http://a/600/abc")
         XCTAssertEqual(mirrors.resolve("https://via.placeholder.com/150/abc"), "http://b/t/abc")
         XCTAssertEqual(mirrors.resolve("https://example.com/x"), "https://example.com/x")
+        XCTAssertEqual(mirrors.resolve("https://via.placeholder.com"), "http://a")
+        XCTAssertEqual(mirrors.resolve("https://via.placeholder.com/600/é?q=ü"), "http://a/600/é?q=ü")
         // `resolves(_:to:)` agrees with `resolve` without making the string.
         for url in ["https://via.placeholder.com/600/abc", "https://via.placeholder.com/150/abc", "https://example.com/x",
                     "https://via.placeholder.com", "https://via.placeholder.com/150", ""] {

@@ -24,7 +24,18 @@ public struct MirrorMap: Sendable, Equatable {
     /// percent: every record's URL is resolved several times).
     public func resolve(_ url: String) -> String {
         for rule in rules where Self.hasBytePrefix(url, rule.from) {
-            return rule.to + String(decoding: url.utf8.dropFirst(rule.from.utf8.count), as: UTF8.self)
+            // One allocation: TO's bytes and the rest of the URL copied into the new string.
+            var url = url, to = rule.to
+            let skip = rule.from.utf8.count
+            return url.withUTF8 { url in
+                to.withUTF8 { to in
+                    String(unsafeUninitializedCapacity: to.count + url.count - skip) { buffer in
+                        _ = UnsafeMutableBufferPointer(rebasing: buffer[..<to.count]).initialize(from: to)
+                        _ = UnsafeMutableBufferPointer(rebasing: buffer[to.count...]).initialize(from: url[skip...])
+                        return buffer.count
+                    }
+                }
+            }
         }
         return url
     }

@@ -21,6 +21,13 @@ extension Array where Element == UInt8 {
             append(UInt8(truncatingIfNeeded: magnitude % 10) + 0x30)
             magnitude /= 10
         } while magnitude > 0
-        self[start...].reverse()
+        // Swapped in place: `self[start...].reverse()` mutates a slice that shares the array's
+        // storage, which copies it (an allocation for every number written).
+        var low = start, high = count - 1
+        while low < high {
+            swapAt(low, high)
+            low += 1
+            high -= 1
+        }
     }
 }
