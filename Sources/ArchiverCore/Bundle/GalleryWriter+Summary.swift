@@ -44,9 +44,8 @@ extension GalleryWriter {
                 written += 1
                 if written % perPage == 0 || written == total {
                     endFile(&file)
-                } else if html.bytes.count >= 1 << 16 {
-                    file?.append(html.bytes)
-                    html.bytes.removeAll(keepingCapacity: true)
+                } else {
+                    spill(&file)
                 }
             }
         }
@@ -98,7 +97,7 @@ extension GalleryWriter {
                 let page = Gallery.pageName(start / Gallery.itemsPerPage + 1, of: pages)
                 html.add(" <a href=\"pages/\(page)#group-\(anchor(start))\">\(group.album)</a>")
                 start = group.end
-                if html.bytes.count >= 1 << 16 { flush(&file) }
+                spill(&file)
             }
             html.add("</nav>\n")
         } else {
@@ -111,15 +110,10 @@ extension GalleryWriter {
             let (first, last) = (number * Gallery.itemsPerPage, min(count, (number + 1) * Gallery.itemsPerPage) - 1)
             html.add("<li><a href=\"pages/\(Gallery.pageName(number + 1, of: pages))\">Page \(number + 1)</a>: ")
             html.add("#\(shown(first)) to #\(shown(last)), album \(album(first)) to \(album(last))</li>\n")
-            if html.bytes.count >= 1 << 16 { flush(&file) }
+            spill(&file)
         }
         html.add("</ol>\n</section>\n")
         html.tail(footer: "The bundle's contents are listed in <a href=\"manifest.json\">manifest.json</a>.")
         seal(&file)
-    }
-
-    private func flush(_ file: inout AtomicFileWriter?) {
-        file?.append(html.bytes)
-        html.bytes.removeAll(keepingCapacity: true)
     }
 }

@@ -75,9 +75,8 @@ final class GalleryWriter {
         next += 1
         if next % perPage == 0 || next == count {
             endFile(&page)
-        } else if html.bytes.count >= 1 << 16 {
-            page?.append(html.bytes)
-            html.bytes.removeAll(keepingCapacity: true)
+        } else {
+            spill(&page)
         }
     }
 
@@ -112,6 +111,13 @@ final class GalleryWriter {
             if failure == nil { failure = error }
             return nil
         }
+    }
+
+    /// Hands what is made to `file` once it passes 64 KiB, so no page is held whole in memory.
+    func spill(_ file: inout AtomicFileWriter?) {
+        guard html.bytes.count >= 1 << 16 else { return }
+        file?.append(html.bytes)
+        html.bytes.removeAll(keepingCapacity: true)
     }
 
     /// Ends the page with the links it began with, and seals its file.
