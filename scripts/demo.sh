@@ -19,5 +19,6 @@ status=0
     --mirror "https://via.placeholder.com=$url" || status=$?
 echo "demo: exit status $status; the bundle:"
 "$archiver" status "$out"
-echo "demo: images in $out/images/, manifest in $out/manifest.json"
+echo "demo: images in $out/images/, manifest in $out/manifest.json, gallery in $out/index.html (open it in a browser)"
+echo "demo: the binary is $archiver; run 'make demo' again to see a resume that makes no request"
 exit $status
