@@ -36,8 +36,9 @@ public struct RunSummary: Sendable {
 ///             ─▶ OperationQueue (≤ concurrency FetchOperations of ≤ 32 URLs of one host each;
 ///                                one request in flight per operation)
 ///                  FetchOperation: fetch (retries), next URL's request    [libcurl's thread]
-///                                  ─▶ validate (libpng), hash                 [writer; work queue if --validate full]
-///                                  ─▶ store (tmpfile, link) ─▶ journal ─▶ ledger [writer queue]
+///             ─▶ RecordWriter: validate (libpng), hash                    [writer; work queue if --validate full]
+///                              ─▶ store (tmpfile, link) ─▶ journal ─▶ ledger [writer queue]
+///             ─▶ the operation's next URL; when its last is journaled, the feed [feed queue]
 ///             ─▶ manifest.json, gallery pages (items written as they finish, the files put in
 ///                place at the end), compacted journal
 public final class Archiver: Sendable {
@@ -57,6 +58,8 @@ public final class Archiver: Sendable {
     private let backoff: Backoff
     private let log: @Sendable (String) -> Void
     private let queue: OperationQueue
+    /// Where the feed runs when an operation finishes.
+    private let feeder = DispatchQueue(label: "archiver.feed")
     private let feed: Locked<Feed>
     private let ledger = Locked<Ledger?>(nil)
     private let done = DispatchSemaphore(value: 0)
@@ -168,13 +171,13 @@ public final class Archiver: Sendable {
             throw .io(error.description)
         }
         self.ledger.withLock { $0 = ledger }
+        let work = DispatchQueue(label: "archiver.work", attributes: .concurrent)
+        let writer = RecordWriter(
+            journal: journal, store: store, ledger: ledger, validator: validator,
+            validateInParallel: config.validation == .full, work: work, durable: config.durable)
         let stages = PipelineStages(
-            fetcher: fetcher, validator: validator,
-            writer: RecordWriter(journal: journal, store: store, ledger: ledger, durable: config.durable),
-            ledger: ledger,
-            backoff: backoff, retries: config.retries, maxRetryAfter: config.maxRetryAfter,
-            rateLimiter: config.rate.map { RateLimiter(rate: $0) }, validateInParallel: config.validation == .full,
-            work: DispatchQueue(label: "archiver.work", attributes: .concurrent))
+            fetcher: fetcher, writer: writer, ledger: ledger, backoff: backoff, retries: config.retries,
+            maxRetryAfter: config.maxRetryAfter, rateLimiter: config.rate.map { RateLimiter(rate: $0) }, work: work)
 
         feed.withLock { $0.reader = CatalogReader(catalog.records) }
         feedQueue(plan, stages: stages)
@@ -247,7 +250,9 @@ public final class Archiver: Sendable {
                 }
                 guard let (host, jobs) = feed.lanes.take(upTo: size) else { break }
                 batch.append(FetchOperation(jobs: jobs, stages: stages) { [self] in
-                    feedQueue(plan, stages: stages, finished: host)
+                    // The operation finishes on the writer; the feed reads the catalog, which
+                    // is the coordinator's work, on its own queue.
+                    feeder.async { [self] in feedQueue(plan, stages: stages, finished: host) }
                 })
                 feed.outstanding += 1
             }

@@ -1,26 +1,22 @@
 import Dispatch
 import Foundation
 
-/// What every fetch operation shares: the stages after the download, and where outcomes go.
+/// What every fetch operation shares: the fetcher, the writer its outcomes go to, and how to retry.
 struct PipelineStages: Sendable {
     let fetcher: any Fetching
-    let validator: any ImageValidating
     let writer: RecordWriter
     let ledger: Ledger
     let backoff: Backoff
     let retries: Int
     let maxRetryAfter: Double
     let rateLimiter: RateLimiter?
-    /// Whether validation is expensive enough (a full decode) to run in parallel on `work`
-    /// instead of on the writer.
-    let validateInParallel: Bool
-    /// Concurrent: full validation, and timers between attempts.
+    /// Concurrent: timers between attempts.
     let work: DispatchQueue
 }
 
 /// One job on the queue: a run of distinct URLs, fetched one after another. For each, it fetches
-/// the URL (retrying what may succeed), and the writer validates the body, writes a file for
-/// every record that shares the URL, and journals them.
+/// the URL (retrying what may succeed) and delivers the body, or the failure, to the writer,
+/// which validates, stores and journals.
 ///
 /// Asynchronous: it holds a queue slot, never a thread, and has at most one request in flight,
 /// so the queue's `maxConcurrentOperationCount` is the number of requests in flight. When a
@@ -29,7 +25,8 @@ struct PipelineStages: Sendable {
 /// most 2 URLs per slot are between request and journal, which bounds what a SIGKILL makes the
 /// next run redo to 2 x concurrency requests. Running many URLs per operation spares a thread
 /// hand-off per image (an operation starting on a queue thread wakes one). The operation
-/// finishes once its last URL is journaled; `onFinish` then runs.
+/// finishes once its last URL is journaled; `onFinish` then runs (on the writer: it only tells
+/// the coordinator).
 final class FetchOperation: Operation, @unchecked Sendable {
     /// Where the lane's current URL is. Every change happens under the lock, and whoever moves
     /// it out of `waiting` owns what comes next, so a cancel and a timer cannot both act.
@@ -56,8 +53,8 @@ final class FetchOperation: Operation, @unchecked Sendable {
         var finished = false
     }
 
-    let jobs: [FetchJob]
-    let stages: PipelineStages
+    private let jobs: [FetchJob]
+    private let stages: PipelineStages
     private let onFinish: @Sendable () -> Void
     private let state = Locked(State())
 
@@ -192,18 +189,8 @@ final class FetchOperation: Operation, @unchecked Sendable {
             requestOver(index, recorded: false)
         case .body(let data, _, let validators):
             requestOver(index, recorded: true) {
-                if stages.validateInParallel {
-                    stages.work.async { [self] in
-                        let checked = check(data)
-                        stages.writer.submit { [self] writer in
-                            keep(job, data, checked, validators: validators, attempts: number, writer)
-                        }
-                    }
-                } else {
-                    // A structure check takes microseconds: cheaper on the writer than a thread hop.
-                    stages.writer.submit { [self] writer in
-                        keep(job, data, check(data), validators: validators, attempts: number, writer)
-                    }
+                stages.writer.deliver(Delivery(job: job, attempts: number, content: .body(data, validators: validators))) {
+                    [self] in journaled()
                 }
             }
         case .failed(let error, let retryAfter):
@@ -233,7 +220,7 @@ final class FetchOperation: Operation, @unchecked Sendable {
     }
 
     /// On the writer, once a URL's records are journaled.
-    func journaled() {
+    private func journaled() {
         state.withLock { $0.unjournaled -= 1 }
         advance()
     }
@@ -242,7 +229,9 @@ final class FetchOperation: Operation, @unchecked Sendable {
     private func end(_ index: Int, failing error: ItemError, attempts: Int, note: String? = nil) {
         let job = jobs[index]
         requestOver(index, recorded: true) {
-            stages.writer.submit { [self] writer in fail(job, error, attempts: attempts, note: note, writer) }
+            stages.writer.deliver(Delivery(job: job, attempts: attempts, content: .failed(error, note: note))) {
+                [self] in journaled()
+            }
         }
     }
 }

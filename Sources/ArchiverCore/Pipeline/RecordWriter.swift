@@ -1,8 +1,26 @@
 import Dispatch
+import Foundation
 
-/// The one thread that writes image files and journal lines, in that order.
+/// What a fetch operation hands the writer for one URL: its body, or why it failed for good.
+struct Delivery: Sendable {
+    enum Content: Sendable {
+        case body(Data, validators: Validators)
+        /// Every record sharing the URL fails; `note` is added to the message.
+        case failed(ItemError, note: String?)
+    }
+
+    let job: FetchJob
+    let attempts: Int
+    let content: Content
+}
+
+/// A body's check: what the validator found and its SHA-256, or why it was refused.
+typealias Checked = Result<(info: ImageInfo, sha256: String), ItemError>
+
+/// The one thread that validates bodies, writes image files and journal lines, in that order.
 ///
-/// Jobs hand it work with `submit`; the work stores files and calls `record`. Journal lines wait
+/// Fetch operations hand it each URL's outcome with `deliver`; it validates a body, stores a
+/// file for every record sharing the URL (or fails them) and queues their journal lines, which wait
 /// until the writer has nothing else queued or a batch is full, then go out in one write: one
 /// directory fsync and one journal fsync per batch with `--durable`. Only after the lines are
 /// written do the outcomes reach the ledger and the jobs end. Creating files in one directory
@@ -10,14 +28,21 @@ import Dispatch
 ///
 /// A batch is small (`batchLimit`) unless the run is durable: a job may have only two URLs
 /// between request and journal line, so while the writer is busy, every line it holds back
-/// can stall a job's next request. With batches of 64, a fresh 5000-image run on ext4 took
-/// 1.10 times curl's wall time; with 4, 0.96 (9 rounds each, in turns). A durable commit
+/// can stall a job's next request (bench/README.md has the measurement). A durable commit
 /// costs two fsyncs, so there batches stay large.
+///
+/// The writer knows nothing of operations or of the coordinator: what runs after a URL's lines
+/// are written is the `journaled` closure its delivery came with.
 final class RecordWriter: @unchecked Sendable {
     private let queue = DispatchQueue(label: "archiver.writer")
     private let journal: Journal
-    private let store: KeyedStore
+    private let files: KeyedStore
     private let ledger: Ledger
+    private let validator: any ImageValidating
+    /// Whether validation is expensive enough (a full decode) to run in parallel on `work`
+    /// before the body reaches the writer.
+    private let validateInParallel: Bool
+    private let work: DispatchQueue
     /// Tasks submitted and not yet run; read from any thread.
     private let backlog = Locked(0)
     // Touched only on `queue`.
@@ -26,15 +51,121 @@ final class RecordWriter: @unchecked Sendable {
     private var afterCommit: [@Sendable () -> Void] = []
     private let batchLimit: Int
 
-    init(journal: Journal, store: KeyedStore, ledger: Ledger, durable: Bool = false) {
+    init(
+        journal: Journal, store: KeyedStore, ledger: Ledger, validator: any ImageValidating, validateInParallel: Bool,
+        work: DispatchQueue, durable: Bool = false
+    ) {
         self.journal = journal
-        self.store = store
+        files = store
         self.ledger = ledger
+        self.validator = validator
+        self.validateInParallel = validateInParallel
+        self.work = work
         batchLimit = durable ? 64 : 4
     }
 
+    /// Validates a delivered body (on the writer, or first on the work queue with
+    /// `--validate full`), writes a file for every record sharing its URL and journals them;
+    /// or records a failure. `journaled` runs on the writer once the lines are written.
+    func deliver(_ delivery: Delivery, journaled: @escaping @Sendable () -> Void) {
+        if case .body(let data, _) = delivery.content, validateInParallel {
+            work.async { [self] in
+                let checked = check(data)
+                submit { writer in writer.keep(delivery, checked: checked, then: journaled) }
+            }
+        } else {
+            // A structure check takes microseconds: cheaper on the writer than a thread hop.
+            submit { writer in writer.keep(delivery, checked: nil, then: journaled) }
+        }
+    }
+
+    private func check(_ data: Data) -> Checked {
+        Result { () throws(ItemError) in try validator.validate(data) }.map { (info: $0, sha256: SHA256.hex(data)) }
+    }
+
+    /// On the writer: stores a delivered body, or records why it was refused.
+    ///
+    /// A target being revalidated (`--refresh`) whose file already holds these bytes is not
+    /// written again: it keeps its file, and gets a journal line only if the validators changed.
+    private func keep(_ delivery: Delivery, checked: Checked?, then journaled: @escaping @Sendable () -> Void) {
+        let job = delivery.job, attempts = delivery.attempts
+        let data: Data, validators: Validators
+        switch delivery.content {
+        case .failed(let error, let note): return fail(job, error, attempts: attempts, note: note, then: journaled)
+        case .body(let body, let sent): (data, validators) = (body, sent)
+        }
+        let facts: (info: ImageInfo, sha256: String)
+        switch checked ?? check(data) {
+        case .success(let checked): facts = checked
+        case .failure(let error): return fail(job, error, attempts: attempts, then: journaled)
+        }
+        var records: [ItemRecord] = []
+        var written: Int64 = 0
+        var same: [RecordID] = []
+        var changed = 0, revalidated = 0
+        for target in job.targets {
+            if let previous = target.previous, previous.bytes == Int64(data.count), previous.sha256 == facts.sha256 {
+                if previous.validators == validators {
+                    same.append(target.id)
+                } else {
+                    var record = previous
+                    record.validators = validators
+                    records.append(record)
+                    revalidated += 1
+                }
+                continue
+            }
+            do {
+                let stamp = try files.write(data, id: target.id)
+                written += Int64(data.count)
+                records.append(
+                    ItemRecord(
+                        id: target.id, url: target.url, source: job.address, status: .done,
+                        bytes: Int64(data.count), sha256: facts.sha256, width: facts.info.width,
+                        height: facts.info.height, attempts: attempts, file: stamp, validators: validators))
+                if target.previous != nil { changed += 1 }
+            } catch {
+                // The write failed: a revalidated target's old file is still in place and stands.
+                if target.previous != nil {
+                    ledger.revalidated([target.id], .failed(RecordedError(error)))
+                } else {
+                    records.append(failure(job, error, target: target, attempts: attempts))
+                }
+            }
+        }
+        if !same.isEmpty { ledger.revalidated(same, .unchanged) }
+        if changed + revalidated > 0 { ledger.countRevalidated(changed: changed, unchanged: revalidated) }
+        record(records, bytes: written, then: journaled)
+    }
+
+    /// On the writer: every record sharing the URL is failed, and a file an earlier run left goes;
+    /// except a done item being revalidated, which keeps its file and its done line (a refresh
+    /// never loses an image it had).
+    private func fail(
+        _ job: FetchJob, _ error: ItemError, attempts: Int, note: String? = nil, then journaled: @escaping @Sendable () -> Void
+    ) {
+        var recorded = RecordedError(error)
+        if let note { recorded.message += " (\(note))" }
+        let kept = job.targets.filter { $0.previous != nil }.map(\.id)
+        if !kept.isEmpty { ledger.revalidated(kept, .failed(recorded)) }
+        var records: [ItemRecord] = []
+        for target in job.targets where target.previous == nil {
+            var record = failure(job, error, target: target, attempts: attempts)
+            record.error = recorded
+            records.append(record)
+            files.remove(id: target.id)
+        }
+        record(records, bytes: 0, then: journaled)
+    }
+
+    private func failure(_ job: FetchJob, _ error: ItemError, target: FetchJob.Target, attempts: Int) -> ItemRecord {
+        ItemRecord(
+            id: target.id, url: target.url, source: job.address, status: .failed,
+            attempts: attempts, error: RecordedError(error))
+    }
+
     /// Runs `work` on the writer thread.
-    func submit(_ work: @escaping @Sendable (RecordWriter) -> Void) {
+    private func submit(_ work: @escaping @Sendable (RecordWriter) -> Void) {
         backlog.withLock { $0 += 1 }
         queue.async { [self] in
             work(self)
@@ -48,14 +179,11 @@ final class RecordWriter: @unchecked Sendable {
 
     /// On the writer thread: the store's files are in place; journal `records` with the next
     /// batch, then run `then`.
-    func record(_ records: [ItemRecord], bytes: Int64, then: @escaping @Sendable () -> Void) {
+    private func record(_ records: [ItemRecord], bytes: Int64, then: @escaping @Sendable () -> Void) {
         pending += records
         pendingBytes += bytes
         afterCommit.append(then)
     }
-
-    /// The store, for work running on the writer thread.
-    var files: KeyedStore { store }
 
     private func commit() {
         guard !afterCommit.isEmpty else { return }
@@ -66,7 +194,7 @@ final class RecordWriter: @unchecked Sendable {
         } catch {
             // Not journaled means not done: the files go, and the items are failed as `io`.
             for index in records.indices where records[index].status == .done {
-                store.remove(id: records[index].id)
+                files.remove(id: records[index].id)
                 records[index].status = .failed
                 records[index].error = RecordedError(error)
             }
