@@ -94,7 +94,15 @@ struct ccurl_client {
      * servers cost a third of the run's CPU. An event's data is the pool's index (high 32
      * bits) and the socket. Loop thread only, but for its creation. */
     int epoll_fd;
+    /* Per descriptor (indexed by fd, grown as needed): whether the epoll set holds it, and
+     * whether it is waited on (FD_ACTIVE) or parked with no events (FD_PARKED). A connection
+     * libcurl keeps between requests is parked rather than removed, so the next request on
+     * it costs one epoll_ctl instead of three (remove, a failed modify, add). Loop thread only. */
+    uint8_t *fd_state;
+    size_t fd_state_length;
 };
+
+enum { FD_NONE = 0, FD_PARKED = 1, FD_ACTIVE = 2 };
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static CURLcode global_status = CURLE_FAILED_INIT;
@@ -306,6 +314,7 @@ static void free_client(ccurl_client *c) {
     free(c->ca_file);
     close(c->wake_fd);
     close(c->epoll_fd);
+    free(c->fd_state);
     free(c->idle);
     free(c);
 }
@@ -316,20 +325,46 @@ static int64_t now_ms(void) {
     return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
-/* libcurl's CURLMOPT_SOCKETFUNCTION: keeps the epoll set in step with what it waits for. */
+/* The state slot of descriptor `fd`, growing the table to hold it; NULL when out of memory. */
+static uint8_t *fd_slot(ccurl_client *c, int fd) {
+    if (fd < 0) return NULL;
+    if ((size_t)fd >= c->fd_state_length) {
+        size_t length = c->fd_state_length ? c->fd_state_length : 64;
+        while (length <= (size_t)fd) length *= 2;
+        uint8_t *grown = realloc(c->fd_state, length);
+        if (!grown) return NULL;
+        memset(grown + c->fd_state_length, FD_NONE, length - c->fd_state_length);
+        c->fd_state = grown;
+        c->fd_state_length = length;
+    }
+    return &c->fd_state[fd];
+}
+
+/* libcurl's CURLMOPT_SOCKETFUNCTION: keeps the epoll set in step with what it waits for. A
+ * socket libcurl stops waiting on is parked (no events); the kernel drops a closed one from
+ * the set by itself, so a state that says "held" may be stale, and a failed modify then adds. */
 static int on_socket(CURL *easy, curl_socket_t fd, int what, void *user, void *socket_data) {
     (void)easy; (void)socket_data;
     struct pool *pool = user;
     ccurl_client *c = pool->client;
+    uint8_t *slot = fd_slot(c, fd);
+    struct epoll_event event = { .events = 0, .data.u64 = ((uint64_t)pool->index << 32) | (uint32_t)fd };
     if (what == CURL_POLL_REMOVE) {
-        epoll_ctl(c->epoll_fd, EPOLL_CTL_DEL, fd, NULL);  /* may be closed already: nothing to do */
+        if (slot && *slot != FD_NONE && epoll_ctl(c->epoll_fd, EPOLL_CTL_MOD, fd, &event) == 0) {
+            *slot = FD_PARKED;
+        } else {
+            epoll_ctl(c->epoll_fd, EPOLL_CTL_DEL, fd, NULL);  /* may be closed already: nothing to do */
+            if (slot) *slot = FD_NONE;
+        }
         return 0;
     }
-    struct epoll_event event = { .events = 0, .data.u64 = ((uint64_t)pool->index << 32) | (uint32_t)fd };
     if (what & CURL_POLL_IN) event.events |= EPOLLIN;
     if (what & CURL_POLL_OUT) event.events |= EPOLLOUT;
-    if (epoll_ctl(c->epoll_fd, EPOLL_CTL_MOD, fd, &event) != 0) {
-        epoll_ctl(c->epoll_fd, EPOLL_CTL_ADD, fd, &event);
+    int held = slot && *slot != FD_NONE;
+    if ((held && epoll_ctl(c->epoll_fd, EPOLL_CTL_MOD, fd, &event) == 0)
+        || epoll_ctl(c->epoll_fd, EPOLL_CTL_ADD, fd, &event) == 0
+        || epoll_ctl(c->epoll_fd, EPOLL_CTL_MOD, fd, &event) == 0) {
+        if (slot) *slot = FD_ACTIVE;
     }
     return 0;
 }
@@ -418,6 +453,13 @@ static void *run_loop(void *argument) {
             }
             uint32_t index = (uint32_t)(events[i].data.u64 >> 32);
             int fd = (int)(uint32_t)events[i].data.u64;
+            /* A parked socket still reports errors and hang-ups (level-triggered: every wait):
+             * no transfer uses it, so it leaves the set; libcurl finds it dead if it tries it. */
+            if ((size_t)fd < c->fd_state_length && c->fd_state[fd] == FD_PARKED) {
+                epoll_ctl(c->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
+                c->fd_state[fd] = FD_NONE;
+                continue;
+            }
             int flags = 0;
             if (events[i].events & EPOLLIN) flags |= CURL_CSELECT_IN;
             if (events[i].events & EPOLLOUT) flags |= CURL_CSELECT_OUT;
