@@ -58,7 +58,7 @@ final class BundleOutputTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: layout.manifest.path))
 
         // 6 never finishes (an interrupted run): it is written as pending at the end.
-        try output.commit(counts: [.done: 5, .pending: 1], beforeCommit: {})
+        XCTAssertTrue(try output.commit(counts: [.done: 5, .pending: 1]))
         let manifest = try Manifest.read(from: layout.manifest)
         XCTAssertEqual(try Data(contentsOf: layout.manifest), manifest.encoded())
         XCTAssertEqual(manifest.items.map(\.status), [.done, .done, .done, .done, .done, .pending])
@@ -91,7 +91,7 @@ final class BundleOutputTests: XCTestCase {
         XCTAssertEqual(output.manifestItemsWritten, 2300)
 
         let failed = (1...2300).count { $0 % 7 == 0 }
-        try output.commit(counts: [.done: 2300 - failed, .failed: failed, .pending: 300], beforeCommit: {})
+        try output.commit(counts: [.done: 2300 - failed, .failed: failed, .pending: 300])
         let manifest = try Manifest.read(from: layout.manifest)
         XCTAssertEqual(try Data(contentsOf: layout.manifest), manifest.encoded())
         XCTAssertTrue(manifest.items.map(\.id) == Fixtures.ids(1...2600))
@@ -103,7 +103,7 @@ final class BundleOutputTests: XCTestCase {
         XCTAssertEqual(try pages(layout), ["0001.html", "0002.html", "0003.html", "failures-0001.html"])
     }
 
-    /// A check that fails before commit leaves every file as it was, and no temporary file.
+    /// A check that refuses the commit leaves every file as it was, and no temporary file.
     func testAFailedCheckBeforeCommitKeepsTheOldFiles() throws {
         let (layout, _, output) = try makeOutput(Fixtures.records(3)) { layout in
             try Data("old manifest".utf8).write(to: layout.manifest)
@@ -111,7 +111,7 @@ final class BundleOutputTests: XCTestCase {
             try FileManager.default.createDirectory(at: layout.pages, withIntermediateDirectories: true)
             try Data("old page 1".utf8).write(to: layout.pages.appendingPathComponent("0001.html"))
         }
-        XCTAssertThrowsError(try output.commit(counts: [.pending: 3], beforeCommit: { () throws(ItemError) in throw .io("changed") }))
+        XCTAssertFalse(try output.commit(counts: [.pending: 3], if: { false }))
         XCTAssertEqual(try String(contentsOf: layout.manifest, encoding: .utf8), "old manifest")
         XCTAssertEqual(try String(contentsOf: layout.gallery, encoding: .utf8), "old page")
         XCTAssertEqual(try String(contentsOf: layout.pages.appendingPathComponent("0001.html"), encoding: .utf8), "old page 1")

@@ -16,15 +16,15 @@ final class DurabilityTests: XCTestCase {
             self.failDirectorySync = failDirectorySync
         }
 
-        func writeAtomically(_ data: Data, directory: String, name: String, sync: Bool) throws(ItemError) {
-            if let failing, name == failing { throw .io("cannot write \(directory)/\(name): No space left on device") }
+        func writeAtomically(_ data: Data, directory: String, name: String, sync: Bool) throws(FileSystemError) {
+            if let failing, name == failing { throw FileSystemError(.write, path: "\(directory)/\(name)", errno: ENOSPC) }
             log.withLock { sync ? ($0.syncedFiles += 1) : ($0.unsyncedFiles += 1) }
             try real.writeAtomically(data, directory: directory, name: name, sync: sync)
         }
 
-        func syncDirectory(_ path: String) throws(ItemError) {
+        func syncDirectory(_ path: String) throws(FileSystemError) {
             log.withLock { $0.directorySyncs += 1 }
-            if failDirectorySync { throw .io("cannot fsync directory \(path): Input/output error") }
+            if failDirectorySync { throw FileSystemError(.fsync, .directory, path: path, errno: EIO) }
             try real.syncDirectory(path)
         }
 
@@ -78,8 +78,39 @@ final class DurabilityTests: XCTestCase {
         XCTAssertEqual(summary.done, 2)
         XCTAssertEqual(summary.failuresByKind, ["io": 1])
         let item = try XCTUnwrap(Fixtures.manifest(in: out).items.first { $0.id == 2 })
-        XCTAssertTrue(item.error?.message.contains("No space left on device") == true)
+        let images = BundleLayout(root: out).images.path
+        XCTAssertEqual(item.error?.message, "write failed: cannot write \(images)/2.png: No space left on device")
         XCTAssertEqual(Fixtures.imageNames(in: out), ["1.png", "3.png"])
+    }
+
+    /// A real failure, not an injected one: `images/` is gone when the bodies arrive, so each item
+    /// is failed as `io` with a message naming the file that could not be created and the reason.
+    func testARealWriteFailureRecordsIOWithThePathAndTheSystemsReason() throws {
+        let server = try Fixtures.placeholderServer()
+        let out = Fixtures.temporaryDirectory(self)
+        let images = BundleLayout(root: out).images
+        let config = Fixtures.configuration(out: out, server: server, concurrency: 2)
+        server.holdRequests()
+        let finished = expectation(description: "run finished")
+        let result = Locked<RunSummary?>(nil)
+        DispatchQueue.global().async {
+            result.withLock { $0 = try? Self.run(config, RecordingFileSystem(), Fixtures.records(2)) }
+            finished.fulfill()
+        }
+        XCTAssertTrue(server.waitUntilInFlight(2, timeout: 10))
+        try FileManager.default.removeItem(at: images)
+        server.release()
+        wait(for: [finished], timeout: 30)
+        XCTAssertEqual(try XCTUnwrap(result.withLock { $0 }).failuresByKind, ["io": 2])
+        let items = try Fixtures.manifest(in: out).items
+        XCTAssertEqual(items.count, 2)
+        for item in items {
+            XCTAssertEqual(item.error?.kind, "io")
+            let message = try XCTUnwrap(item.error?.message)
+            let name = try XCTUnwrap(KeyedStore.fileName(for: item.id))
+            XCTAssertTrue(message.hasPrefix("write failed: cannot create \(images.path)/.partial-\(name)-"), message)
+            XCTAssertTrue(message.hasSuffix(": No such file or directory"), message)
+        }
     }
 
     func testAJournalThatCannotBeWrittenLeavesNoFileAndFailsTheItemsAsIO() throws {
@@ -90,5 +121,9 @@ final class DurabilityTests: XCTestCase {
         let summary = try Self.run(config, RecordingFileSystem(failDirectorySync: true), Fixtures.records(3))
         XCTAssertEqual(summary.failuresByKind, ["io": 3])
         XCTAssertEqual(Fixtures.imageNames(in: out), [], "not journaled means not done: no file stays")
+        let images = BundleLayout(root: out).images.path
+        XCTAssertEqual(
+            Set(try Fixtures.manifest(in: out).items.map { $0.error?.message }),
+            ["write failed: cannot fsync directory \(images): Input/output error"])
     }
 }

@@ -75,7 +75,9 @@ extension BundleLayout {
     func readManifest(item: (Manifest.Item) throws(BundleError) -> Void = { _ in }) throws(BundleError) -> ManifestReader.Header {
         try requireManifest()
         let fd = openInBundle(manifest.path, O_RDONLY)
-        guard fd >= 0 else { throw .unreadableManifest(path: root.path, reason: openInBundleFailure()) }
+        guard fd >= 0 else {
+            throw .unreadableManifest(path: root.path, reason: FileSystemError(.open, path: manifest.path, errno: errno).reason)
+        }
         defer { close(fd) }
         return try ManifestReader.read(descriptor: fd, source: root.path, item: item)
     }

@@ -82,7 +82,7 @@ public struct BundlePacker: Sendable {
                     var info = stat()
                     guard fd >= 0, fstat(fd, &info) == 0 else {
                         if fd >= 0 { close(fd) }
-                        throw BundleError.unreadableFile(path: file, reason: openInBundleFailure())
+                        throw BundleError.unreadableFile(path: file, reason: FileSystemError(.open, path: file, errno: errno).reason)
                     }
                     defer { close(fd) }
                     try writer.addFile(path, size: Int64(info.st_size), from: fd)

@@ -108,13 +108,13 @@ public struct BundleVerifier: Sendable {
     /// Copies the current entry's data to an unnamed temporary file.
     private func spool(_ reader: TarballReader, tarball: String) throws(BundleError) -> UnsafeMutablePointer<FILE> {
         guard let file = tmpfile() else { throw .unreadableTarball(path: tarball, reason: "no temporary file: \(errnoText())") }
-        var failure: String?
+        var failure: FileSystemError?
         try reader.readData { piece in
             if failure == nil { failure = writeAll(fileno(file), piece, path: "a temporary file") }
         }
         if let failure {
             fclose(file)
-            throw .unreadableTarball(path: tarball, reason: failure)
+            throw .unreadableTarball(path: tarball, reason: failure.description)
         }
         return file
     }

@@ -22,7 +22,7 @@ public enum Gallery {
 
     /// Writes the gallery for `manifest` into the bundle, streaming each page to disk and
     /// putting them all in place at the end (see `GalleryWriter`); with `sync`, durably.
-    public static func write(for manifest: Manifest, in layout: BundleLayout, sync: Bool = false) throws(ItemError) {
+    public static func write(for manifest: Manifest, in layout: BundleLayout, sync: Bool = false) throws(FileSystemError) {
         let items = manifest.items
         let writer = try GalleryWriter(
             layout: layout, source: manifest.catalog.source, count: items.count, sync: sync,

@@ -37,12 +37,12 @@ final class GalleryWriter {
     /// Failed items' indices, by error kind.
     var failures: [String: [Int32]] = [:]
     /// The first failure to create or write a page, reported by `commit`.
-    private var failure: ItemError?
+    private var failure: FileSystemError?
 
     init(
         layout: BundleLayout, source: String, count: Int, sync: Bool, fileSystem: any FileSystem = POSIXFileSystem(),
         id: @escaping (Int) -> RecordID, album: @escaping (Int) -> Int
-    ) throws(ItemError) {
+    ) throws(FileSystemError) {
         self.layout = layout
         self.source = source
         self.count = count
@@ -52,9 +52,13 @@ final class GalleryWriter {
         self.id = id
         self.album = album
         let directory = layout.pages.path
-        if mkdir(directory, 0o755) != 0, errno != EEXIST { throw .io("cannot create \(directory): \(errnoText())") }
+        if mkdir(directory, 0o755) != 0, errno != EEXIST { throw FileSystemError(.create, path: directory, errno: errno) }
         let found = BundleLayout.fileKind(atPath: directory)
-        guard found == .directory else { throw .io("\(directory) is \(found.noun), not a directory; remove it and run again") }
+        guard found == .directory else {
+            // Something else is there: fail as opening it as a directory, never through a link, would.
+            let code = found == .symbolicLink ? ELOOP : found == .missing ? ENOENT : ENOTDIR
+            throw FileSystemError(.open, .directory, path: directory, errno: code)
+        }
     }
 
     /// Adds the row of the item at index `next` to its page, opening the page or its album's
@@ -80,21 +84,24 @@ final class GalleryWriter {
         }
     }
 
-    /// Writes the failures pages and the front page, then, if `beforeCommit` does not throw, puts
-    /// every page in place and removes stale ones; call it after the last `add`. `counts` are the
+    /// Writes the failures pages and the front page, then, if `shouldCommit` says so, puts every
+    /// page in place and removes stale ones; call it after the last `add`. `counts` are the
     /// items' statuses; `item` makes the item at an index again (for the failures pages).
+    /// Returns whether the pages were put in place.
+    @discardableResult
     func commit(
-        counts: [ItemRecord.Status: Int], item: (Int) -> Manifest.Item, beforeCommit: () throws(ItemError) -> Void = {}
-    ) throws(ItemError) {
+        counts: [ItemRecord.Status: Int], item: (Int) -> Manifest.Item, if shouldCommit: () -> Bool = { true }
+    ) throws(FileSystemError) -> Bool {
         precondition(next == count, "every item is added before the gallery is committed")
         defer { sealed.removeAll() }  // whatever was not committed is discarded with its writer
         if let failure { throw failure }
         let failed = writeFailures(item: item)
         writeFrontPage(counts: counts)
         if let failure { throw failure }
-        try beforeCommit()
+        guard shouldCommit() else { return false }
         for file in sealed { try file.commit() }
         removeStalePages(keeping: Set(Gallery.pageNames(items: count, failed: failed)))
+        return true
     }
 
     /// Starts a new file for a page in `pages/`, with `title` and the links at its top (and bottom).

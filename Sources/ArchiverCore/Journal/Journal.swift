@@ -12,16 +12,16 @@ public final class Journal: Sendable {
     public let path: String
     private let descriptor: Int32
     private let durable: Bool
-    private let beforeCommit: @Sendable () throws(ItemError) -> Void
+    private let beforeCommit: @Sendable () throws(FileSystemError) -> Void
     private let lock = Locked(())
 
     /// Opens (creating if needed) the journal for appending. With `durable`, every append first
     /// runs `beforeCommit` (the images directory's fsync) and then fsyncs the journal.
     public init(
-        path: String, durable: Bool = false, beforeCommit: @escaping @Sendable () throws(ItemError) -> Void = {}
-    ) throws(ItemError) {
+        path: String, durable: Bool = false, beforeCommit: @escaping @Sendable () throws(FileSystemError) -> Void = {}
+    ) throws(FileSystemError) {
         let fd = openInBundle(path, O_WRONLY | O_CREAT | O_APPEND)
-        guard fd >= 0 else { throw .io("cannot open journal \(path): \(openInBundleFailure())") }
+        guard fd >= 0 else { throw FileSystemError(.open, .journal, path: path, errno: errno) }
         if durable {
             // The journal's own name must survive a power cut too.
             do {
@@ -42,20 +42,20 @@ public final class Journal: Sendable {
     }
 
     /// Appends one record.
-    public func append(_ record: ItemRecord) throws(ItemError) {
+    public func append(_ record: ItemRecord) throws(FileSystemError) {
         try append([record])
     }
 
     /// Appends records in one write and returns once they are written (and, when durable, on
     /// disk). A write that fails part-way is cut back off, so the next line starts clean.
-    public func append(_ records: [ItemRecord]) throws(ItemError) {
+    public func append(_ records: [ItemRecord]) throws(FileSystemError) {
         guard !records.isEmpty else { return }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(records.count * 256)
         for record in records { JournalLine.append(record, to: &bytes) }
-        let failure: String? = lock.withLock { _ in
+        let failure: FileSystemError? = lock.withLock { _ in
             if durable {
-                do { try beforeCommit() } catch { return "\(error)" }
+                do throws(FileSystemError) { try beforeCommit() } catch { return error }
             }
             var info = stat()
             let size = fstat(descriptor, &info) == 0 ? info.st_size : -1
@@ -63,29 +63,31 @@ public final class Journal: Sendable {
                 if size >= 0 { _ = ftruncate(descriptor, size) }
                 return problem
             }
-            if durable, fsync(descriptor) != 0 { return "cannot fsync journal \(path): \(errnoText())" }
+            if durable, fsync(descriptor) != 0 { return FileSystemError(.fsync, .journal, path: path, errno: errno) }
             return nil
         }
-        if let failure { throw .io(failure) }
+        if let failure { throw failure }
     }
 
     /// Replaces a journal with the records `produce` hands over (one line each, in that order;
     /// pending ones are left out), atomically, without holding them all.
-    /// `beforeCommit` runs once `produce` is done; throwing leaves the journal as it was.
+    /// `shouldCommit` is asked once `produce` is done; false leaves the journal as it was.
+    /// Returns whether the journal was replaced.
+    @discardableResult
     static func compact(
-        path: String, sync: Bool = false, produce: ((ItemRecord) -> Void) -> Void,
-        beforeCommit: () throws(ItemError) -> Void = {}
-    ) throws(ItemError) {
+        path: String, sync: Bool = false, produce: ((ItemRecord) -> Void) -> Void, if shouldCommit: () -> Bool = { true }
+    ) throws(FileSystemError) -> Bool {
         let writer = try AtomicFileWriter(path: path, sync: sync)
         produce { record in
             if record.status != .pending { writer.append(JournalLine.encode(record)) }
         }
-        try beforeCommit()
+        guard shouldCommit() else { return false }
         try writer.commit()
+        return true
     }
 
     /// Replaces a journal with just `records` (one line each), atomically.
-    public static func compact(path: String, records: [ItemRecord], sync: Bool = false) throws(ItemError) {
+    public static func compact(path: String, records: [ItemRecord], sync: Bool = false) throws(FileSystemError) {
         try compact(path: path, sync: sync, produce: { emit in records.sorted { $0.id < $1.id }.forEach(emit) })
     }
 }

@@ -98,22 +98,19 @@ public struct Manifest: Sendable, Codable, Equatable {
     }
 
     /// Writes the manifest atomically, streaming it to disk; with `sync`, durably.
-    public func write(to url: URL, sync: Bool = false) throws(ItemError) {
+    public func write(to url: URL, sync: Bool = false) throws(FileSystemError) {
         try Self.write(catalog: catalog, field: field, items: items, to: url, sync: sync)
     }
 
     /// Writes a manifest whose items (in id order) are made as they are written, so a run
     /// never holds them all.
-    /// `beforeCommit` runs once every item is made; throwing leaves the old file in place.
     static func write(
-        catalog: CatalogInfo, field: ImageField, items: some Sequence<Item>, to url: URL, sync: Bool,
-        beforeCommit: () throws(ItemError) -> Void = {}
-    ) throws(ItemError) {
+        catalog: CatalogInfo, field: ImageField, items: some Sequence<Item>, to url: URL, sync: Bool
+    ) throws(FileSystemError) {
         let writer = try AtomicFileWriter(path: url.path, sync: sync)
         ManifestEncoding.encode(catalog: catalog, field: field, version: Self.currentVersion, items: items) {
             writer.append($0)
         }
-        try beforeCommit()
         try writer.commit()
     }
 

@@ -18,19 +18,16 @@ extension Archiver {
         // Every pass reads records back after `run` checked the file: an edit in place meanwhile
         // would pair outcomes with other records' URLs (a compacted line vouching for old bytes
         // under a new URL), so each file is committed only if the catalog is unchanged.
-        let unchanged = { () throws(ItemError) in
-            if catalog.changedSinceLoad { throw .io("catalog \(catalog.source) changed during the run") }
-        }
+        let unchanged = { !catalog.changedSinceLoad }
         var failure: RunError?
-        do throws(ItemError) {
+        do throws(FileSystemError) {
             let bundle: BundleOutput
             if let output {
                 bundle = output
             } else {
                 bundle = try BundleOutput(catalog: catalog, ledger: ledger, configuration: config, layout: layout, fileSystem: fileSystem)
             }
-            try bundle.commit(counts: counts, beforeCommit: unchanged)
-            if compact {
+            if try bundle.commit(counts: counts, if: unchanged), compact {
                 var reader = CatalogReader(records)
                 try Journal.compact(
                     path: layout.journal.path, sync: config.durable,
@@ -39,10 +36,10 @@ extension Archiver {
                             let record = reader.record(Int(position), fields: .image(config.field))
                             if let outcome = ledger.outcome(at: Int(position), of: record, field: config.field) { emit(outcome) }
                         }
-                    }, beforeCommit: unchanged)
+                    }, if: unchanged)
             }
         } catch {
-            failure = .io(error.description)
+            failure = .fileSystem(error)
         }
         if catalog.changedSinceLoad { throw .catalog(.changedDuringRun(source: catalog.source)) }
         if let failure { throw failure }

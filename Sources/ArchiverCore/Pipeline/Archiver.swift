@@ -115,7 +115,7 @@ public final class Archiver: Sendable {
             lock = try BundleLock(path: layout.lock.path)
         } catch {
             switch error {
-            case .unopenable(let path, let reason): throw .io("cannot open lock file \(path): \(reason)")
+            case .unopenable(let error): throw .io(error.description)
             case .held(let directory, let pid): throw .locked(directory: directory, pid: pid)
             }
         }
@@ -132,7 +132,7 @@ public final class Archiver: Sendable {
         ).claim(layout)
 
         let store = KeyedStore(directory: layout.images, fileSystem: fileSystem, durable: config.durable)
-        do { try store.prepare() } catch { throw .io(error.description) }
+        do { try store.prepare() } catch { throw .fileSystem(error) }
         let previous = JournalIndex(path: layout.journal.path)
         let check = ResumeCheck(images: OpenDirectory(path: layout.images.path), recheck: config.recheck)
         let plan = Plan(
@@ -163,12 +163,12 @@ public final class Archiver: Sendable {
         do {
             journal = try Journal(path: layout.journal.path, durable: config.durable, beforeCommit: store.syncDirectory)
             try journal.append(plan.invalidated)
-            try plan.rejections(of: catalog.records) { batch throws(ItemError) in
+            try plan.rejections(of: catalog.records) { batch throws(FileSystemError) in
                 try journal.append(batch)
                 ledger.record(batch, bytes: 0)
             }
         } catch {
-            throw .io(error.description)
+            throw .fileSystem(error)
         }
         self.ledger.withLock { $0 = ledger }
         let work = DispatchQueue(label: "archiver.work", attributes: .concurrent)

@@ -32,12 +32,12 @@ enum BundleAdoption {
         do {
             journal = try Journal(path: layout.journal.path, durable: durable)
         } catch {
-            throw .io(error.description)
+            throw .fileSystem(error)
         }
         let images = OpenDirectory(path: layout.images.path)
         var pending: [ItemRecord] = []
         var adopted = 0, refetch = 0
-        var writeError: ItemError?
+        var writeError: FileSystemError?
         func flush() {
             guard writeError == nil else { return }
             do { try journal.append(pending) } catch { writeError = error }
@@ -84,7 +84,7 @@ enum BundleAdoption {
         flush()
         if let writeError {
             forget(layout)
-            throw .io(writeError.description)
+            throw .fileSystem(writeError)
         }
         log("adopting the bundle in \(layout.root.path) (no journal): \(adopted) done items match their files"
             + (refetch > 0 ? ", \(refetch) do not and are fetched again" : ""))

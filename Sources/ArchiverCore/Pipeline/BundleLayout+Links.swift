@@ -36,12 +36,14 @@ extension BundleLayout {
                 }
                 break
             }
-            guard errno == ENOENT || errno == ENOTDIR else { throw .io("cannot create \(state.path): \(errnoText())") }
+            guard errno == ENOENT || errno == ENOTDIR else {
+                throw .io(FileSystemError(.create, path: state.path, errno: errno).description)
+            }
             missing.append(path)
             path = (path as NSString).deletingLastPathComponent
         }
         for directory in missing.reversed() where mkdir(directory, 0o777) != 0 && errno != EEXIST {
-            throw .io("cannot create \(directory): \(errnoText())")
+            throw .io(FileSystemError(.create, path: directory, errno: errno).description)
         }
     }
 }

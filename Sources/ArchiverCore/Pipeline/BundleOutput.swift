@@ -41,7 +41,7 @@ final class BundleOutput: @unchecked Sendable {
     init(
         catalog: Catalog, ledger: Ledger, configuration: RunConfiguration, layout: BundleLayout,
         fileSystem: any FileSystem = POSIXFileSystem()
-    ) throws(ItemError) {
+    ) throws(FileSystemError) {
         self.catalog = catalog
         self.ledger = ledger
         self.configuration = configuration
@@ -92,32 +92,30 @@ final class BundleOutput: @unchecked Sendable {
     }
 
     /// Writes every item not written yet (pending if it has no outcome), then puts the manifest
-    /// and the gallery in place, each only if `beforeCommit` does not throw. `counts` are the items' statuses.
+    /// and the gallery in place, each only if `shouldCommit` says so when it is made. `counts` are
+    /// the items' statuses. Returns whether both were put in place.
+    @discardableResult
     func commit(
-        counts: [ItemRecord.Status: Int], beforeCommit: @escaping () throws(ItemError) -> Void
-    ) throws(ItemError) {
-        let pageError = Locked<ItemError?>(nil)
-        let page = DispatchWorkItem { [self] in
-            do throws(ItemError) {
-                try commitPage(counts: counts, beforeCommit: beforeCommit)
-            } catch {
-                pageError.withLock { $0 = error }
-            }
+        counts: [ItemRecord.Status: Int], if shouldCommit: @escaping () -> Bool = { true }
+    ) throws(FileSystemError) -> Bool {
+        let page = Locked<Result<Bool, FileSystemError>>(.success(false))
+        let pageWork = DispatchWorkItem { [self] in
+            let result = Result { () throws(FileSystemError) in try commitPage(counts: counts, if: shouldCommit) }
+            page.withLock { $0 = result }
         }
-        pageQueue.async(execute: page)
-        var manifestError: ItemError?
-        do throws(ItemError) {
-            advanceManifest(finishing: true)
-            manifestBytes += ManifestEncoding.tail(version: Manifest.currentVersion, items: manifestNext)
-            manifest.append(manifestBytes)
-            try beforeCommit()
-            try manifest.commit()
-        } catch {
-            manifest.discard()
-            manifestError = error
+        pageQueue.async(execute: pageWork)
+        advanceManifest(finishing: true)
+        manifestBytes += ManifestEncoding.tail(version: Manifest.currentVersion, items: manifestNext)
+        manifest.append(manifestBytes)
+        var manifestCommitted: Result<Bool, FileSystemError> = .success(false)
+        if shouldCommit() {
+            manifestCommitted = Result { () throws(FileSystemError) in try manifest.commit() }.map { true }
         }
-        page.wait()  // once only: libdispatch traps on a second wait
-        if let error = manifestError ?? pageError.withLock({ $0 }) { throw error }
+        manifest.discard()  // unless it was put in place, the temporary file goes
+        pageWork.wait()  // once only: libdispatch traps on a second wait
+        let manifestDone = try manifestCommitted.get()
+        let pageDone = try page.withLock { $0 }.get()
+        return manifestDone && pageDone
     }
 
     /// The manifest item for the record at `position`, with its outcome if it has one.
@@ -162,12 +160,12 @@ final class BundleOutput: @unchecked Sendable {
     }
 
     /// The failures pages make their items again, one by one from their indices: failures are few.
-    private func commitPage(counts: [ItemRecord.Status: Int], beforeCommit: () throws(ItemError) -> Void) throws(ItemError) {
+    private func commitPage(counts: [ItemRecord.Status: Int], if shouldCommit: () -> Bool) throws(FileSystemError) -> Bool {
         advancePage(finishing: true)
         let byID = catalog.records.byID
-        try gallery.commit(
+        return try gallery.commit(
             counts: counts,
             item: { index in item(at: Int(byID[index]), ledger.snapshots(byID[index...index], all: true)[0], &pageReader) },
-            beforeCommit: beforeCommit)
+            if: shouldCommit)
     }
 }

@@ -201,7 +201,7 @@ public struct Plan: Sendable {
 
     /// The failed outcomes of the rejected records, read back from `records` and handed to
     /// `body` in batches of at most 1024 records or about 1 MiB of ids and URLs.
-    func rejections(of records: CatalogRecords, _ body: ([ItemRecord]) throws(ItemError) -> Void) throws(ItemError) {
+    func rejections<Failure: Error>(of records: CatalogRecords, _ body: ([ItemRecord]) throws(Failure) -> Void) throws(Failure) {
         var reader = CatalogReader(records)
         var batch: [ItemRecord] = []
         var bytes = 0

@@ -116,7 +116,7 @@ final class RecordWriter: @unchecked Sendable {
                 continue
             }
             do {
-                let stamp = try files.write(data, id: target.id)
+                let stamp = try store(data, id: target.id)
                 written += Int64(data.count)
                 records.append(
                     ItemRecord(
@@ -136,6 +136,18 @@ final class RecordWriter: @unchecked Sendable {
         if !same.isEmpty { ledger.revalidated(same, .unchanged) }
         if changed + revalidated > 0 { ledger.countRevalidated(changed: changed, unchanged: revalidated) }
         record(records, bytes: written, then: journaled)
+    }
+
+    /// Writes `data` as the file of `id`: where a file-system failure becomes the item's `io`
+    /// outcome (with the failure's message).
+    private func store(_ data: Data, id: RecordID) throws(ItemError) -> FileStamp? {
+        // The plan fails an unsafe id before its URL is fetched; this is the last guard.
+        guard let name = KeyedStore.fileName(for: id) else { throw .unsafeKey("the id \(id)") }
+        do {
+            return try files.write(data, named: name)
+        } catch {
+            throw ItemError(error)
+        }
     }
 
     /// On the writer: every record sharing the URL is failed, and a file an earlier run left goes;
@@ -196,7 +208,7 @@ final class RecordWriter: @unchecked Sendable {
             for index in records.indices where records[index].status == .done {
                 files.remove(id: records[index].id)
                 records[index].status = .failed
-                records[index].error = RecordedError(error)
+                records[index].error = RecordedError(ItemError(error))
             }
             bytes = 0
         }

@@ -8,6 +8,8 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `--out`, or a directory on the way to it, is something other than a directory.
     case notADirectory(path: String, found: String)
     case io(String)
+    /// A file of the bundle (the journal, the manifest, a page, `images/`) could not be written.
+    case fileSystem(FileSystemError)
     case openFileLimit(OpenFileLimit.TooLow)
     /// `run` was called a second time on one `Archiver`.
     case alreadyRun
@@ -20,7 +22,7 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
         case .optionsChanged: "options-changed"
         case .unsafeBundle: "unsafe-bundle"
         case .notADirectory: "not-a-directory"
-        case .io: "io"
+        case .io, .fileSystem: "io"
         case .openFileLimit: "open-file-limit"
         case .alreadyRun: "already-run"
         }
@@ -42,6 +44,8 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(path) is \(found), not a directory; --out names the bundle directory (made if missing)"
         case .io(let reason):
             reason
+        case .fileSystem(let error):
+            "write failed: \(error)"
         case .alreadyRun:
             "this Archiver has already run; make a new one for another run"
         case .openFileLimit(let tooLow):

@@ -41,7 +41,7 @@ struct RunOptions: Codable, Equatable {
         do {
             try AtomicFileWriter.write(encoded, to: layout.options.path)
         } catch {
-            throw .io("cannot write \(layout.options.path): \(error.description)")
+            throw .io("cannot write \(layout.options.path): \(RunError.fileSystem(error))")
         }
     }
 

@@ -58,7 +58,7 @@ public struct BundleMerger: Sendable {
         do throws(MergeError) {
             summary = try build(layout, from: shards)
             guard rename(staging.path, output.path) == 0 else {
-                throw .io("cannot rename \(staging.path) to \(output.path): \(errnoText())")
+                throw .io(FileSystemError(.rename, path: staging.path, to: output.path, errno: errno).description)
             }
         } catch {
             try? FileManager.default.removeItem(at: staging)
@@ -96,13 +96,13 @@ public struct BundleMerger: Sendable {
             try FileManager.default.createDirectory(at: layout.images, withIntermediateDirectories: true)
             try FileManager.default.createDirectory(at: layout.state, withIntermediateDirectories: false)
         } catch {
-            throw .io("cannot create \(layout.root.path): \(error.localizedDescription)")
+            throw .io(FileSystemError(.create, path: layout.root.path, foundation: error).description)
         }
         // Side by side too: one shard's files are hashed while another's are decompressed.
         let copied = Self.forEach(shards) { shard -> Result<(damage: [String], bytes: Int64), MergeError> in
             do throws(MergeError) {
                 let copier: ImageCopier
-                do throws(ItemError) { copier = try ImageCopier(directory: layout.images.path) } catch { throw .io(error.description) }
+                do throws(FileSystemError) { copier = try ImageCopier(directory: layout.images.path) } catch { throw .fileSystem(error) }
                 return .success((try shard.copyImages(with: copier), copier.bytes))
             } catch {
                 return .failure(error)
@@ -147,15 +147,15 @@ public struct BundleMerger: Sendable {
             kept: [], total: outcomes.count)
         ledger.record(outcomes, bytes: bytes)
         let tally = ledger.tally()
-        do throws(ItemError) {
+        do throws(FileSystemError) {
             // The run's own writer: the same manifest and page bytes as a run of the whole catalog.
             let output = try BundleOutput(catalog: catalog, ledger: ledger, configuration: configuration, layout: layout)
-            try output.commit(counts: [.done: tally.done, .failed: tally.failed, .pending: 0], beforeCommit: {})
+            try output.commit(counts: [.done: tally.done, .failed: tally.failed, .pending: 0])
             // What a completed run leaves in .archiver/, so `status` reads it and a run of the
             // whole catalog into it resumes with nothing to do.
             try Journal.compact(path: layout.journal.path, records: outcomes)
         } catch {
-            throw .io(error.description)
+            throw .fileSystem(error)
         }
         do {
             try RunOptions(catalog: catalog.source, field: field, records: catalog.records.count).claim(layout)

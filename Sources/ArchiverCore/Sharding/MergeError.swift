@@ -8,13 +8,15 @@ public enum MergeError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A shard or the output could not be read or written at all; exit 2.
     case bundle(BundleError)
     case io(String)
+    /// A file of the new bundle could not be written; exit 2.
+    case fileSystem(FileSystemError)
 
     public var kind: String {
         switch self {
         case .refused: "refused"
         case .damaged: "damaged"
         case .bundle(let error): error.kind
-        case .io: "io"
+        case .io, .fileSystem: "io"
         }
     }
 
@@ -26,6 +28,7 @@ public enum MergeError: Error, Sendable, Equatable, CustomStringConvertible {
             lines + ["merge refused: \(lines.count) bad item\(lines.count == 1 ? "" : "s") in the shards above; nothing written. Rerun or repack the damaged shard"]
         case .bundle(let error): [error.description]
         case .io(let reason): [reason]
+        case .fileSystem(let error): ["write failed: \(error)"]
         }
     }
 

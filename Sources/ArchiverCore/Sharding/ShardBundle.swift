@@ -131,9 +131,9 @@ final class ImageCopier {
     /// Bytes of every file copied.
     private(set) var bytes: Int64 = 0
 
-    init(directory path: String) throws(ItemError) {
+    init(directory path: String) throws(FileSystemError) {
         directory = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard directory >= 0 else { throw .io("cannot open \(path): \(errnoText())") }
+        guard directory >= 0 else { throw FileSystemError(.open, path: path, errno: errno) }
         self.path = path
     }
 
@@ -150,7 +150,8 @@ final class ImageCopier {
         let target = path + "/" + name
         let fd = openat(directory, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            return .failure(.io(errno == EEXIST ? "is in another shard too" : "cannot create \(target): \(errnoText())"))
+            if errno == EEXIST { return .failure(.io("is in another shard too")) }
+            return .failure(ItemError(FileSystemError(.create, path: target, errno: errno)))
         }
         defer { close(fd) }
         let hasher = SHA256Hasher()
@@ -159,7 +160,7 @@ final class ImageCopier {
             try produce(buffer) { chunk throws(ItemError) in
                 hasher.update(chunk)
                 count += Int64(chunk.count)
-                if let problem = writeAll(fd, chunk, path: target) { throw .io(problem) }
+                if let problem = writeAll(fd, chunk, path: target) { throw ItemError(problem) }
             }
         } catch {
             return .failure(.io(error.description))

@@ -20,7 +20,7 @@ final class AtomicFileWriter {
     /// With `sync`, the file is fsynced before its rename and the directory after (`--durable`).
     init(
         path: String, sync: Bool = false, capacity: Int = ChunkedWrites.chunk, fileSystem: any FileSystem = POSIXFileSystem()
-    ) throws(ItemError) {
+    ) throws(FileSystemError) {
         self.path = path
         self.sync = sync
         let (fd, temporary) = try fileSystem.createTemporary(beside: path)
@@ -41,7 +41,7 @@ final class AtomicFileWriter {
     }
 
     /// Replaces `path` with `bytes` atomically: a small file in one write.
-    static func write(_ bytes: [UInt8], to path: String, sync: Bool = false) throws(ItemError) {
+    static func write(_ bytes: [UInt8], to path: String, sync: Bool = false) throws(FileSystemError) {
         let writer = try AtomicFileWriter(path: path, sync: sync, capacity: bytes.count)
         writer.append(bytes)
         try writer.commit()
@@ -74,24 +74,24 @@ final class AtomicFileWriter {
     /// Writes what is buffered and closes the file, leaving it under its temporary name until
     /// `commit` (or `discard`): the gallery's pages are finished one by one during a run but
     /// all put in place at its end, and must not hold a descriptor each meanwhile.
-    func seal() throws(ItemError) {
+    func seal() throws(FileSystemError) {
         guard !sealed else { return }
         output.flush()
-        if output.failure == nil, sync, fsync(descriptor) != 0 { output.fail("cannot fsync \(temporary): \(errnoText())") }
-        if let failure = output.failure { throw .io(failure) }
+        if output.failure == nil, sync, fsync(descriptor) != 0 { output.fail(FileSystemError(.fsync, path: temporary, errno: errno)) }
+        if let failure = output.failure { throw failure }
         sealed = true
         close(descriptor)
         output = ChunkedWrites(descriptor: -1, path: temporary, capacity: 0)
     }
 
     /// Writes what is buffered, closes, and renames the file into place.
-    func commit() throws(ItemError) {
+    func commit() throws(FileSystemError) {
         try seal()
         closed = true
         guard rename(temporary, path) == 0 else {
-            let reason = errnoText()
+            let error = FileSystemError(.rename, path: temporary, to: path, errno: errno)
             unlink(temporary)
-            throw .io("cannot rename \(temporary) to \(path): \(reason)")
+            throw error
         }
         if sync { try POSIXFileSystem().syncDirectory(URL(fileURLWithPath: path).deletingLastPathComponent().path) }
     }

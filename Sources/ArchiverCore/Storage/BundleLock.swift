@@ -10,7 +10,7 @@ public final class BundleLock: Sendable {
 
     /// Why the lock could not be taken.
     public enum Failure: Error, Sendable, Equatable {
-        case unopenable(path: String, reason: String)
+        case unopenable(FileSystemError)
         /// Another process holds it; `directory` is the bundle's.
         case held(directory: String, pid: Int?)
     }
@@ -18,7 +18,7 @@ public final class BundleLock: Sendable {
     /// Takes the lock or throws naming the process that holds it.
     public init(path: String) throws(Failure) {
         let fd = openInBundle(path, O_RDWR | O_CREAT)
-        guard fd >= 0 else { throw .unopenable(path: path, reason: openInBundleFailure()) }
+        guard fd >= 0 else { throw .unopenable(FileSystemError(.open, .lockFile, path: path, errno: errno)) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let holder = Self.holder(fd: fd)
             close(fd)

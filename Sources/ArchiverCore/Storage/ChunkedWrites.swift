@@ -12,7 +12,7 @@ struct ChunkedWrites {
     private var buffer: [UInt8] = []
     /// Bytes written to the file so far.
     private(set) var written = 0
-    private(set) var failure: String?
+    private(set) var failure: FileSystemError?
     static let chunk = 256 * 1024
 
     init(descriptor: Int32, path: String, capacity: Int = chunk) {
@@ -41,8 +41,8 @@ struct ChunkedWrites {
         buffer.removeAll(keepingCapacity: true)
     }
 
-    /// Keeps `reason` as the failure, unless there is one already.
-    mutating func fail(_ reason: String) {
-        if failure == nil { failure = reason }
+    /// Keeps `error` as the failure, unless there is one already.
+    mutating func fail(_ error: FileSystemError) {
+        if failure == nil { failure = error }
     }
 }

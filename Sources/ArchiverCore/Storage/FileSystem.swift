@@ -9,23 +9,23 @@ public protocol FileSystem: Sendable {
     /// Creates or replaces `directory/name` with `data` atomically: a reader (or a run resumed
     /// after a crash) sees the old file or the whole new one, never part of it. With `sync`, the
     /// data is fsynced before the file gets its name.
-    func writeAtomically(_ data: Data, directory: String, name: String, sync: Bool) throws(ItemError)
+    func writeAtomically(_ data: Data, directory: String, name: String, sync: Bool) throws(FileSystemError)
     /// Flushes a directory's entries (the names created in it) to disk.
-    func syncDirectory(_ path: String) throws(ItemError)
+    func syncDirectory(_ path: String) throws(FileSystemError)
     /// Removes a file, ignoring a missing one.
     func remove(_ path: String)
     /// Creates a new file for writing beside `path`, to be renamed over it: under a name no other
     /// process can guess (`.NAME.tmp-PID-RANDOM`), with `O_EXCL`, never through a link.
-    func createTemporary(beside path: String) throws(ItemError) -> (descriptor: Int32, path: String)
+    func createTemporary(beside path: String) throws(FileSystemError) -> (descriptor: Int32, path: String)
 }
 
 extension FileSystem {
-    public func createTemporary(beside path: String) throws(ItemError) -> (descriptor: Int32, path: String) {
+    public func createTemporary(beside path: String) throws(FileSystemError) -> (descriptor: Int32, path: String) {
         let url = URL(fileURLWithPath: path)
         let temporary = url.deletingLastPathComponent().path
             + "/.\(url.lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = openInBundle(temporary, O_WRONLY | O_CREAT | O_EXCL)
-        guard fd >= 0 else { throw .io("cannot create \(temporary): \(errnoText())") }
+        guard fd >= 0 else { throw FileSystemError(.create, path: temporary, errno: errno) }
         return (fd, temporary)
     }
 }
@@ -46,7 +46,7 @@ public struct POSIXFileSystem: FileSystem {
     /// generic value, shared by x86_64 and arm64).
     static let tmpfile: Int32 = 0o20000000 | O_DIRECTORY
 
-    public func writeAtomically(_ data: Data, directory: String, name: String, sync: Bool) throws(ItemError) {
+    public func writeAtomically(_ data: Data, directory: String, name: String, sync: Bool) throws(FileSystemError) {
         let final = directory + "/" + name
         let unnamed = open(directory, Self.tmpfile | O_WRONLY | O_CLOEXEC, 0o644)
         if unnamed >= 0 {
@@ -87,10 +87,10 @@ public struct POSIXFileSystem: FileSystem {
     static let emptyPath: Int32 = 0x1000
 
     /// The portable path: write a temporary name, then rename it over the final one.
-    private func replace(_ data: Data, directory: String, name: String, sync: Bool) throws(ItemError) {
+    private func replace(_ data: Data, directory: String, name: String, sync: Bool) throws(FileSystemError) {
         let temporary = temporaryPath(directory, name)
         let fd = openInBundle(temporary, O_WRONLY | O_CREAT | O_EXCL)
-        guard fd >= 0 else { throw .io("cannot create \(temporary): \(errnoText())") }
+        guard fd >= 0 else { throw FileSystemError(.create, path: temporary, errno: errno) }
         do {
             try write(data, to: fd, path: temporary, sync: sync)
         } catch {
@@ -102,11 +102,11 @@ public struct POSIXFileSystem: FileSystem {
         try rename(temporary, to: directory + "/" + name)
     }
 
-    private func rename(_ from: String, to: String) throws(ItemError) {
+    private func rename(_ from: String, to: String) throws(FileSystemError) {
         guard Glibc.rename(from, to) == 0 else {
-            let reason = errnoText()
+            let error = FileSystemError(.rename, path: from, to: to, errno: errno)
             unlink(from)
-            throw .io("cannot rename \(from) to \(to): \(reason)")
+            throw error
         }
     }
 
@@ -114,16 +114,16 @@ public struct POSIXFileSystem: FileSystem {
         "\(directory)/\(Self.temporaryPrefix)\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
     }
 
-    private func write(_ data: Data, to fd: Int32, path: String, sync: Bool) throws(ItemError) {
-        if let failure = writeAll(fd, data, path: path) { throw .io(failure) }
-        if sync, fsync(fd) != 0 { throw .io("cannot fsync \(path): \(errnoText())") }
+    private func write(_ data: Data, to fd: Int32, path: String, sync: Bool) throws(FileSystemError) {
+        if let failure = writeAll(fd, data, path: path) { throw failure }
+        if sync, fsync(fd) != 0 { throw FileSystemError(.fsync, path: path, errno: errno) }
     }
 
-    public func syncDirectory(_ path: String) throws(ItemError) {
+    public func syncDirectory(_ path: String) throws(FileSystemError) {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw .io("cannot open directory \(path): \(errnoText())") }
+        guard fd >= 0 else { throw FileSystemError(.open, .directory, path: path, errno: errno) }
         defer { close(fd) }
-        if fsync(fd) != 0 { throw .io("cannot fsync directory \(path): \(errnoText())") }
+        if fsync(fd) != 0 { throw FileSystemError(.fsync, .directory, path: path, errno: errno) }
     }
 
     public func remove(_ path: String) {

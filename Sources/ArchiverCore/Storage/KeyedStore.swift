@@ -37,11 +37,11 @@ public struct KeyedStore: Sendable {
     /// Creates the directory and removes temporary files left by an interrupted run.
     /// Returns how many were removed.
     @discardableResult
-    public func prepare() throws(ItemError) -> Int {
+    public func prepare() throws(FileSystemError) -> Int {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
-            throw .io("cannot create \(directory.path): \(error.localizedDescription)")
+            throw FileSystemError(.create, path: directory.path, foundation: error)
         }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         var removed = 0
@@ -52,18 +52,16 @@ public struct KeyedStore: Sendable {
         return removed
     }
 
-    /// Writes `data` as the file for `id`, atomically; with `durable`, fsynced before it is named.
-    /// Returns the file's stamp, which its journal line records.
+    /// Writes `data` as the file `name` (an id's `fileName(for:)`), atomically; with `durable`,
+    /// fsynced before it is named. Returns the file's stamp, which its journal line records.
     @discardableResult
-    public func write(_ data: Data, id: RecordID) throws(ItemError) -> FileStamp? {
-        // The plan fails an unsafe id before its URL is fetched; this is the last guard.
-        guard let name = Self.fileName(for: id) else { throw .unsafeKey("the id \(id)") }
+    public func write(_ data: Data, named name: String) throws(FileSystemError) -> FileStamp? {
         try fileSystem.writeAtomically(data, directory: directoryPath, name: name, sync: durable)
         return FileStamp.of(path: path(named: name))
     }
 
     /// Flushes the directory entries so renamed files survive power loss (`--durable`).
-    public func syncDirectory() throws(ItemError) {
+    public func syncDirectory() throws(FileSystemError) {
         try fileSystem.syncDirectory(directoryPath)
     }
 

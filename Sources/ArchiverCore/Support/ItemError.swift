@@ -16,6 +16,11 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
     case unsafeKey(String)
     case io(String)
 
+    /// A file the item needed could not be written: recorded as `io`, with the failure's message.
+    init(_ error: FileSystemError) {
+        self = .io(error.description)
+    }
+
     /// The stable short name of the failure, as recorded in the manifest.
     public var kind: String {
         switch self {

@@ -3,15 +3,15 @@ import Glibc
 #endif
 import Foundation
 
-/// Writes every byte of `bytes` to `fd`, retrying short writes and EINTR; the error text if it fails.
-func writeAll(_ fd: Int32, _ bytes: some ContiguousBytes, path: String) -> String? {
+/// Writes every byte of `bytes` to `fd`, retrying short writes and EINTR; why it failed, if it did.
+func writeAll(_ fd: Int32, _ bytes: some ContiguousBytes, path: String) -> FileSystemError? {
     bytes.withUnsafeBytes { raw in
         var offset = 0
         while offset < raw.count {
             let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
             if n < 0 {
                 if errno == EINTR { continue }
-                return "cannot write \(path): \(errnoText())"
+                return FileSystemError(.write, path: path, errno: errno)
             }
             offset += n
         }

@@ -13,11 +13,11 @@ final class EditingFileSystem: FileSystem, @unchecked Sendable {
         self.edit = Locked(edit)
     }
 
-    func writeAtomically(_ data: Data, directory: String, name: String, sync: Bool) throws(ItemError) {
+    func writeAtomically(_ data: Data, directory: String, name: String, sync: Bool) throws(FileSystemError) {
         try real.writeAtomically(data, directory: directory, name: name, sync: sync)
     }
 
-    func syncDirectory(_ path: String) throws(ItemError) {
+    func syncDirectory(_ path: String) throws(FileSystemError) {
         try real.syncDirectory(path)
     }
 
@@ -25,7 +25,7 @@ final class EditingFileSystem: FileSystem, @unchecked Sendable {
         real.remove(path)
     }
 
-    func createTemporary(beside path: String) throws(ItemError) -> (descriptor: Int32, path: String) {
+    func createTemporary(beside path: String) throws(FileSystemError) -> (descriptor: Int32, path: String) {
         if path.hasSuffix(name), let edit = edit.withLock({ edit in defer { edit = nil }; return edit }) { edit() }
         return try real.createTemporary(beside: path)
     }
