@@ -117,7 +117,7 @@ public enum Gallery {
     /// `text` with `& < > " '` replaced by entities, safe in element content and quoted attributes.
     public static func escape(_ text: String) -> String {
         // Most titles and URLs need nothing escaped; checking bytes first keeps the page cheap.
-        guard text.utf8.contains(where: { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x22 || $0 == 0x27 }) else {
+        guard text.containsUTF8Byte(where: { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x22 || $0 == 0x27 }) else {
             return text
         }
         var html = HTMLText()

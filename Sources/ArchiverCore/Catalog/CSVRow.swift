@@ -142,7 +142,7 @@ struct CSVColumns: Sendable {
         let image = fields.contains(.url) ? record.url : record.thumbnailUrl
         if image.utf8.count > CatalogSchema.maxURLBytes {
             record.urlProblem = "a URL of \(image.utf8.count) bytes, over the limit of \(CatalogSchema.maxURLBytes)"
-        } else if image.utf8.contains(where: { $0 >= 0x80 }), image.unicodeScalars.contains("\u{FFFD}") {
+        } else if image.containsUTF8Byte(where: { $0 >= 0x80 }), image.unicodeScalars.contains("\u{FFFD}") {
             record.urlProblem = "a URL that is not valid UTF-8"
         }
         if record.urlProblem != nil {

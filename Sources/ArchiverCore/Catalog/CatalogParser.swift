@@ -215,7 +215,7 @@ struct CatalogParser {
             return ("", "a URL of \(value.utf8.count) bytes, over the limit of \(CatalogSchema.maxURLBytes)")
         }
         // String(decoding:) puts U+FFFD where the bytes are not UTF-8.
-        if value.utf8.contains(where: { $0 >= 0x80 }), value.unicodeScalars.contains("\u{FFFD}") {
+        if value.containsUTF8Byte(where: { $0 >= 0x80 }), value.unicodeScalars.contains("\u{FFFD}") {
             return ("", "a URL that is not valid UTF-8")
         }
         return (value, nil)

@@ -21,9 +21,8 @@ public struct Validators: Sendable, Equatable, Hashable {
     /// `value` if it can be sent back in a header as it is (1 to 255 bytes, no control character),
     /// else nil: a validator from a restored manifest must not be able to end a header line.
     static func usable(_ value: String) -> String? {
-        let bytes = value.utf8
-        guard (1...maxLength).contains(bytes.count),
-            !bytes.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F })
+        guard (1...maxLength).contains(value.utf8.count),
+            !value.containsUTF8Byte(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F })
         else { return nil }
         return value
     }

@@ -228,7 +228,7 @@ enum JournalLine {
 
     /// `text` with backslash, tab, newline and carriage return escaped, byte by byte.
     static func escape(_ text: String) -> String {
-        guard text.utf8.contains(where: { $0 == 0x09 || $0 == 0x0a || $0 == 0x0d || $0 == 0x5c }) else { return text }
+        guard text.containsUTF8Byte(where: { $0 == 0x09 || $0 == 0x0a || $0 == 0x0d || $0 == 0x5c }) else { return text }
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count + 8)
         for byte in text.utf8 {
