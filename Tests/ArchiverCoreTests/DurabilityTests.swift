@@ -16,10 +16,10 @@ final class DurabilityTests: XCTestCase {
             self.failDirectorySync = failDirectorySync
         }
 
-        func writeAtomically(_ data: Data, directory: String, name: String, sync: Bool) throws(FileSystemError) {
+        func writeAtomically(_ data: Data, directory: String, name: String, sync: Bool) throws(FileSystemError) -> FileStamp? {
             if let failing, name == failing { throw FileSystemError(.write, path: "\(directory)/\(name)", errno: ENOSPC) }
             log.withLock { sync ? ($0.syncedFiles += 1) : ($0.unsyncedFiles += 1) }
-            try real.writeAtomically(data, directory: directory, name: name, sync: sync)
+            return try real.writeAtomically(data, directory: directory, name: name, sync: sync)
         }
 
         func syncDirectory(_ path: String) throws(FileSystemError) {

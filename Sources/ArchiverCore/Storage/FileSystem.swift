@@ -8,8 +8,9 @@ import Synchronization
 public protocol FileSystem: Sendable {
     /// Creates or replaces `directory/name` with `data` atomically: a reader (or a run resumed
     /// after a crash) sees the old file or the whole new one, never part of it. With `sync`, the
-    /// data is fsynced before the file gets its name.
-    func writeAtomically(_ data: Data, directory: String, name: String, sync: Bool) throws(FileSystemError)
+    /// data is fsynced before the file gets its name. Returns the new file's stamp, taken from the
+    /// descriptor it was written through (nil if that cannot be read).
+    func writeAtomically(_ data: Data, directory: String, name: String, sync: Bool) throws(FileSystemError) -> FileStamp?
     /// Flushes a directory's entries (the names created in it) to disk.
     func syncDirectory(_ path: String) throws(FileSystemError)
     /// Removes a file, ignoring a missing one.
@@ -46,19 +47,22 @@ public struct POSIXFileSystem: FileSystem {
     /// generic value, shared by x86_64 and arm64).
     static let tmpfile: Int32 = 0o20000000 | O_DIRECTORY
 
-    public func writeAtomically(_ data: Data, directory: String, name: String, sync: Bool) throws(FileSystemError) {
+    public func writeAtomically(_ data: Data, directory: String, name: String, sync: Bool) throws(FileSystemError) -> FileStamp? {
         let final = directory + "/" + name
         let unnamed = open(directory, Self.tmpfile | O_WRONLY | O_CLOEXEC, 0o644)
         if unnamed >= 0 {
             defer { close(unnamed) }
-            try write(data, to: unnamed, path: final, sync: sync)
-            if link(unnamed, as: final) { return }
+            let stamp = try write(data, to: unnamed, path: final, sync: sync)
+            if link(unnamed, as: final) { return stamp }
             guard errno == EEXIST else { return try replace(data, directory: directory, name: name, sync: sync) }
             // Replacing an existing file: give the inode a temporary name, then rename over.
             let temporary = temporaryPath(directory, name)
-            if link(unnamed, as: temporary) { return try rename(temporary, to: final) }
+            if link(unnamed, as: temporary) {
+                try rename(temporary, to: final)
+                return stamp
+            }
         }
-        try replace(data, directory: directory, name: name, sync: sync)
+        return try replace(data, directory: directory, name: name, sync: sync)
     }
 
     /// Whether `linkat(fd, "", ..., AT_EMPTY_PATH)` may work here; cleared the first time the
@@ -87,12 +91,13 @@ public struct POSIXFileSystem: FileSystem {
     static let emptyPath: Int32 = 0x1000
 
     /// The portable path: write a temporary name, then rename it over the final one.
-    private func replace(_ data: Data, directory: String, name: String, sync: Bool) throws(FileSystemError) {
+    private func replace(_ data: Data, directory: String, name: String, sync: Bool) throws(FileSystemError) -> FileStamp? {
         let temporary = temporaryPath(directory, name)
         let fd = openInBundle(temporary, O_WRONLY | O_CREAT | O_EXCL)
         guard fd >= 0 else { throw FileSystemError(.create, path: temporary, errno: errno) }
+        let stamp: FileStamp?
         do {
-            try write(data, to: fd, path: temporary, sync: sync)
+            stamp = try write(data, to: fd, path: temporary, sync: sync)
         } catch {
             close(fd)
             unlink(temporary)
@@ -100,6 +105,7 @@ public struct POSIXFileSystem: FileSystem {
         }
         close(fd)
         try rename(temporary, to: directory + "/" + name)
+        return stamp
     }
 
     private func rename(_ from: String, to: String) throws(FileSystemError) {
@@ -114,9 +120,13 @@ public struct POSIXFileSystem: FileSystem {
         "\(directory)/\(Self.temporaryPrefix)\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
     }
 
-    private func write(_ data: Data, to fd: Int32, path: String, sync: Bool) throws(FileSystemError) {
+    /// Writes (and with `sync` fsyncs) `data` through `fd`; returns the file's stamp, from `fstat`
+    /// on the descriptor: no second path walk, and it is this file's even if the name is replaced.
+    private func write(_ data: Data, to fd: Int32, path: String, sync: Bool) throws(FileSystemError) -> FileStamp? {
         if let failure = writeAll(fd, data, path: path) { throw failure }
         if sync, fsync(fd) != 0 { throw FileSystemError(.fsync, path: path, errno: errno) }
+        var info = stat()
+        return fstat(fd, &info) == 0 ? FileStamp(info) : nil
     }
 
     public func syncDirectory(_ path: String) throws(FileSystemError) {

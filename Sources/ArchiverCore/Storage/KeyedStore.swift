@@ -57,7 +57,6 @@ public struct KeyedStore: Sendable {
     @discardableResult
     public func write(_ data: Data, named name: String) throws(FileSystemError) -> FileStamp? {
         try fileSystem.writeAtomically(data, directory: directoryPath, name: name, sync: durable)
-        return FileStamp.of(path: path(named: name))
     }
 
     /// Flushes the directory entries so renamed files survive power loss (`--durable`).

@@ -13,8 +13,8 @@ final class EditingFileSystem: FileSystem, @unchecked Sendable {
         self.edit = Locked(edit)
     }
 
-    func writeAtomically(_ data: Data, directory: String, name: String, sync: Bool) throws(FileSystemError) {
-        try real.writeAtomically(data, directory: directory, name: name, sync: sync)
+    func writeAtomically(_ data: Data, directory: String, name: String, sync: Bool) throws(FileSystemError) -> FileStamp? {
+        return try real.writeAtomically(data, directory: directory, name: name, sync: sync)
     }
 
     func syncDirectory(_ path: String) throws(FileSystemError) {
