@@ -25,8 +25,7 @@ struct PipelineStages: Sendable {
 /// most 2 URLs per slot are between request and journal, which bounds what a SIGKILL makes the
 /// next run redo to 2 x concurrency requests. Running many URLs per operation spares a thread
 /// hand-off per image (an operation starting on a queue thread wakes one). The operation
-/// finishes once its last URL is journaled; `onFinish` then runs (on the writer: it only tells
-/// the coordinator).
+/// finishes once its last URL is journaled; `onFinish` then tells the coordinator (on the writer).
 final class FetchOperation: Operation, @unchecked Sendable {
     /// Where the lane's current URL is. Every change happens under the lock, and whoever moves
     /// it out of `waiting` owns what comes next, so a cancel and a timer cannot both act.
