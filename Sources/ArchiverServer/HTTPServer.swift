@@ -61,10 +61,14 @@ public final class HTTPServer: Sendable {
     ///
     /// Requests are served only after `start()`. Throws `HTTPServer.Error`.
     public convenience init(
-        host: String = "127.0.0.1",
-        port: UInt16 = 0,
-        limits: Limits = Limits(),
-        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+        host: String = "127.0.0.1", port: UInt16 = 0, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+    ) throws {
+        try self.init(host: host, port: port, limits: Limits(), handler: handler)
+    }
+
+    /// As the public initializer, with other limits.
+    convenience init(
+        host: String = "127.0.0.1", port: UInt16 = 0, limits: Limits, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
     ) throws {
         try self.init(host: host, port: port, limits: limits, startThread: Self.startDetachedThread, handler: handler)
     }

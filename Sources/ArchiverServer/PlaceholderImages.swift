@@ -30,10 +30,12 @@ public struct PlaceholderImages: Sendable {
     private let cache: Locked<ImageCache<Key>>
 
     /// Creates the routes; `encode(size, red, green, blue)` must return a `size` x `size` PNG.
-    public init(
-        maxCachedImages: Int = defaultMaxCachedImages, maxCachedBytes: Int = defaultMaxCachedBytes,
-        encode: @escaping @Sendable (Int, UInt8, UInt8, UInt8) -> Data
-    ) {
+    public init(encode: @escaping @Sendable (Int, UInt8, UInt8, UInt8) -> Data) {
+        self.init(maxCachedImages: Self.defaultMaxCachedImages, maxCachedBytes: Self.defaultMaxCachedBytes, encode: encode)
+    }
+
+    /// As the public initializer, with a cache of another size.
+    init(maxCachedImages: Int, maxCachedBytes: Int, encode: @escaping @Sendable (Int, UInt8, UInt8, UInt8) -> Data) {
         self.encode = encode
         cache = Locked(ImageCache(maxCount: maxCachedImages, maxBytes: maxCachedBytes))
     }

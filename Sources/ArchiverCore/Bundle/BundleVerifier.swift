@@ -15,7 +15,12 @@ import Foundation
 public struct BundleVerifier: Sendable {
     public let validator: PNGValidator
 
-    public init(validator: PNGValidator = PNGValidator()) {
+    /// A verifier with the PNG check of `--validate structure`.
+    public init() {
+        self.init(validator: PNGValidator())
+    }
+
+    init(validator: PNGValidator) {
         self.validator = validator
     }
 

@@ -64,7 +64,16 @@ public final class Archiver: Sendable {
     /// Whether `run` was called: its queue, feed and semaphore serve one run.
     private let used = Locked(false)
 
-    public init(
+    /// A coordinator for one run of `configuration`, fetching through `fetcher`; `log` gets the
+    /// lines the run says besides its progress (resuming, adopting a bundle).
+    public convenience init(
+        configuration: RunConfiguration, fetcher: any Fetching, log: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.init(configuration: configuration, fetcher: fetcher, validator: nil, log: log)
+    }
+
+    /// With the seams tests replace: the validator, the file system and the backoff.
+    init(
         configuration: RunConfiguration, fetcher: any Fetching, validator: (any ImageValidating)? = nil,
         fileSystem: any FileSystem = POSIXFileSystem(), backoff: Backoff = Backoff(),
         log: @escaping @Sendable (String) -> Void = { _ in }
