@@ -20,11 +20,11 @@ public struct PlaceholderImages: Sendable {
 
 
     /// The largest edge length served.
-    public static let maxSize = 2000
+    static let maxSize = 2000
     /// The most images kept by default: the 5000-record demo's distinct 600 px images fit.
-    public static let defaultMaxCachedImages = 8192
+    static let defaultMaxCachedImages = 8192
     /// The most bytes of images kept by default.
-    public static let defaultMaxCachedBytes = 64 << 20
+    static let defaultMaxCachedBytes = 64 << 20
 
     private let encode: @Sendable (Int, UInt8, UInt8, UInt8) -> Data
     private let cache: Locked<ImageCache<Key>>
@@ -52,10 +52,10 @@ public struct PlaceholderImages: Sendable {
     }
 
     /// The number of images kept now.
-    public var cachedImageCount: Int { cache.withLock { $0.count } }
+    var cachedImageCount: Int { cache.withLock { $0.count } }
 
     /// The bytes of the images kept now.
-    public var cachedBytes: Int { cache.withLock { $0.bytes } }
+    var cachedBytes: Int { cache.withLock { $0.bytes } }
 
     private func image(for key: Key) -> Data {
         if let cached = cache.withLock({ $0.value(for: key) }) { return cached }
