@@ -6,16 +6,16 @@ import Foundation
 /// nothing in this project needs it.
 public struct HTTPRequest: Sendable {
     /// The method as sent, e.g. `GET`.
-    public var method: String
+    var method: String
     /// The request target as sent, including any query string, e.g. `/600/92c952?x=1`.
-    public var path: String
+    var path: String
     /// The headers, names lowercased; repeated headers are joined with `", "`.
-    public var headers: [String: String]
+    var headers: [String: String]
     /// The protocol version from the request line, e.g. `HTTP/1.1`.
-    public var version: String
+    var version: String
 
     /// Creates a request; the server builds these, tests may too.
-    public init(method: String, path: String, headers: [String: String] = [:], version: String = "HTTP/1.1") {
+    init(method: String, path: String, headers: [String: String] = [:], version: String = "HTTP/1.1") {
         self.method = method
         self.path = path
         self.headers = headers
@@ -23,7 +23,7 @@ public struct HTTPRequest: Sendable {
     }
 
     /// The path without its query string (everything before the first `?`).
-    public var pathWithoutQuery: String {
+    var pathWithoutQuery: String {
         if let mark = path.firstIndex(of: "?") { return String(path[..<mark]) }
         return path
     }
@@ -31,7 +31,7 @@ public struct HTTPRequest: Sendable {
     /// Whether the client wants the connection kept open after this request.
     ///
     /// HTTP/1.1 keeps it unless `Connection: close`; HTTP/1.0 closes unless `Connection: keep-alive`.
-    public var wantsKeepAlive: Bool {
+    var wantsKeepAlive: Bool {
         let tokens = (headers["connection"] ?? "").lowercased()
             .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         if version == "HTTP/1.0" { return tokens.contains("keep-alive") }

@@ -4,7 +4,7 @@ import Foundation
 /// also script a fault (short body, reset, endless stall).
 public struct HTTPResponse: Sendable {
     /// How the body is sent; the fault cases exist to test clients.
-    public enum Body: Sendable {
+    enum Body: Sendable {
         /// The whole body, with `Content-Length: data.count`.
         case data(Data)
         /// Sends `Content-Length: declaredLength`, writes `data`, then closes the connection.
@@ -20,31 +20,31 @@ public struct HTTPResponse: Sendable {
     }
 
     /// The status code, e.g. 200.
-    public var status: Int
+    var status: Int
     /// Extra headers, in order. `Content-Length` and `Connection` are written by the server.
-    public var headers: [(name: String, value: String)]
+    var headers: [(name: String, value: String)]
     /// The body, or the fault to script.
-    public var body: Body
+    var body: Body
 
     /// Creates a response.
-    public init(status: Int, headers: [(name: String, value: String)] = [], body: Body = .data(Data())) {
+    init(status: Int, headers: [(name: String, value: String)] = [], body: Body = .data(Data())) {
         self.status = status
         self.headers = headers
         self.body = body
     }
 
     /// The value of the first header with this name (case-insensitive), if any.
-    public func header(_ name: String) -> String? {
+    func header(_ name: String) -> String? {
         headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 
     /// 200 with `Content-Type: image/png`.
-    public static func png(_ data: Data) -> HTTPResponse {
+    static func png(_ data: Data) -> HTTPResponse {
         HTTPResponse(status: 200, headers: [("Content-Type", "image/png")], body: .data(data))
     }
 
     /// A plain-text response with the given status.
-    public static func text(_ status: Int, _ text: String) -> HTTPResponse {
+    static func text(_ status: Int, _ text: String) -> HTTPResponse {
         HTTPResponse(
             status: status,
             headers: [("Content-Type", "text/plain; charset=utf-8")],
@@ -53,7 +53,7 @@ public struct HTTPResponse: Sendable {
     }
 
     /// A redirect (302 unless told otherwise) to `location`.
-    public static func redirect(to location: String, status: Int = 302) -> HTTPResponse {
+    static func redirect(to location: String, status: Int = 302) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Location", location)])
     }
 

@@ -15,15 +15,15 @@ import Glibc
 /// is closed, as is one whose peer stops reading a response for that long.
 public final class HTTPServer: Sendable {
     /// How much a client can hold of the server.
-    public struct Limits: Sendable {
+    struct Limits: Sendable {
         /// Connections open at once; one more is answered 503 and closed.
-        public var maxConnections: Int
+        var maxConnections: Int
         /// Seconds from a connection's start, or a request's first byte, to the end of its head.
-        public var headerTimeout: Double
+        var headerTimeout: Double
         /// Seconds a keep-alive connection may wait for its next request, or a send may stall.
-        public var idleTimeout: Double
+        var idleTimeout: Double
 
-        public init(maxConnections: Int = 256, headerTimeout: Double = 10, idleTimeout: Double = 30) {
+        init(maxConnections: Int = 256, headerTimeout: Double = 10, idleTimeout: Double = 30) {
             self.maxConnections = maxConnections
             self.headerTimeout = headerTimeout
             self.idleTimeout = idleTimeout
@@ -43,11 +43,11 @@ public final class HTTPServer: Sendable {
     }
 
     /// The port the server listens on (the real one when 0 was asked for).
-    public let port: Int
+    let port: Int
     /// The address the server listens on.
-    public let host: String
+    let host: String
     /// The limits this server enforces.
-    public let limits: Limits
+    let limits: Limits
     private let listener: Int32
     private let handler: @Sendable (HTTPRequest) -> HTTPResponse
     private let startThread: ThreadStarter
@@ -61,10 +61,14 @@ public final class HTTPServer: Sendable {
     ///
     /// Requests are served only after `start()`. Throws `HTTPServer.Error`.
     public convenience init(
-        host: String = "127.0.0.1",
-        port: UInt16 = 0,
-        limits: Limits = Limits(),
-        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+        host: String = "127.0.0.1", port: UInt16 = 0, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+    ) throws {
+        try self.init(host: host, port: port, limits: Limits(), handler: handler)
+    }
+
+    /// As the public initializer, with other limits.
+    convenience init(
+        host: String = "127.0.0.1", port: UInt16 = 0, limits: Limits, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
     ) throws {
         try self.init(host: host, port: port, limits: limits, startThread: Self.startDetachedThread, handler: handler)
     }
@@ -168,15 +172,15 @@ public final class HTTPServer: Sendable {
     }
 
     /// The number of connections open right now.
-    public var openConnections: Int { state.withLock { $0.connections.count } }
+    var openConnections: Int { state.withLock { $0.connections.count } }
 
     /// Connections accepted since the start, and the most that were open at once.
-    public var connectionCounts: (accepted: Int, peakOpen: Int) {
+    var connectionCounts: (accepted: Int, peakOpen: Int) {
         state.withLock { ($0.accepted, $0.peakOpen) }
     }
 
     /// Connections closed at once since the start: over `maxConnections`, or no thread for them.
-    public var refusedConnections: Int { state.withLock { $0.refused } }
+    var refusedConnections: Int { state.withLock { $0.refused } }
 
     private func acceptLoop() {
         while true {

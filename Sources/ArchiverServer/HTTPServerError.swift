@@ -2,7 +2,7 @@ import Glibc
 
 extension HTTPServer {
     /// Why an `HTTPServer` could not be set up.
-    public enum Error: Swift.Error, Sendable, Equatable, CustomStringConvertible {
+    enum Error: Swift.Error, Sendable, Equatable, CustomStringConvertible {
         /// The host is not an IPv4 address in dotted form.
         case invalidHost(String)
         /// Another socket is already bound to this address.
@@ -11,7 +11,7 @@ extension HTTPServer {
         case systemCall(String, errno: Int32)
 
         /// One line a user can act on.
-        public var description: String {
+        var description: String {
             switch self {
             case .invalidHost(let host):
                 "cannot listen on '\(host)': not an IPv4 address such as 127.0.0.1"

@@ -20,20 +20,22 @@ public struct PlaceholderImages: Sendable {
 
 
     /// The largest edge length served.
-    public static let maxSize = 2000
+    static let maxSize = 2000
     /// The most images kept by default: the 5000-record demo's distinct 600 px images fit.
-    public static let defaultMaxCachedImages = 8192
+    static let defaultMaxCachedImages = 8192
     /// The most bytes of images kept by default.
-    public static let defaultMaxCachedBytes = 64 << 20
+    static let defaultMaxCachedBytes = 64 << 20
 
     private let encode: @Sendable (Int, UInt8, UInt8, UInt8) -> Data
     private let cache: Locked<ImageCache<Key>>
 
     /// Creates the routes; `encode(size, red, green, blue)` must return a `size` x `size` PNG.
-    public init(
-        maxCachedImages: Int = defaultMaxCachedImages, maxCachedBytes: Int = defaultMaxCachedBytes,
-        encode: @escaping @Sendable (Int, UInt8, UInt8, UInt8) -> Data
-    ) {
+    public init(encode: @escaping @Sendable (Int, UInt8, UInt8, UInt8) -> Data) {
+        self.init(maxCachedImages: Self.defaultMaxCachedImages, maxCachedBytes: Self.defaultMaxCachedBytes, encode: encode)
+    }
+
+    /// As the public initializer, with a cache of another size.
+    init(maxCachedImages: Int, maxCachedBytes: Int, encode: @escaping @Sendable (Int, UInt8, UInt8, UInt8) -> Data) {
         self.encode = encode
         cache = Locked(ImageCache(maxCount: maxCachedImages, maxBytes: maxCachedBytes))
     }
@@ -50,10 +52,10 @@ public struct PlaceholderImages: Sendable {
     }
 
     /// The number of images kept now.
-    public var cachedImageCount: Int { cache.withLock { $0.count } }
+    var cachedImageCount: Int { cache.withLock { $0.count } }
 
     /// The bytes of the images kept now.
-    public var cachedBytes: Int { cache.withLock { $0.bytes } }
+    var cachedBytes: Int { cache.withLock { $0.bytes } }
 
     private func image(for key: Key) -> Data {
         if let cached = cache.withLock({ $0.value(for: key) }) { return cached }

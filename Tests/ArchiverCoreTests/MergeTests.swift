@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import ArchiverCore
+@testable import ArchiverServer
 
 /// `archiver merge`: shard bundles, directories and tarballs, joined into the bundle one run of
 /// the whole catalog gives, or refused.

@@ -2,7 +2,7 @@ import Foundation
 
 extension BundleLayout {
     /// The gallery page, `DIR/index.html`.
-    public var gallery: URL { root.appendingPathComponent("index.html") }
+    var gallery: URL { root.appendingPathComponent("index.html") }
 
     /// The bundle's top-level files, as paths inside a tarball.
     static let manifestPath = "manifest.json"

@@ -2,7 +2,7 @@ import Foundation
 
 extension BundleLayout {
     /// The gallery's item and failures pages, `DIR/pages/`.
-    public var pages: URL { root.appendingPathComponent("pages") }
+    var pages: URL { root.appendingPathComponent("pages") }
 
     static let pagesPath = "pages"
 

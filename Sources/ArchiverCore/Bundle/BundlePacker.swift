@@ -9,7 +9,7 @@ import Foundation
 /// sha256 can be published and checked.
 public struct BundlePacker: Sendable {
     /// The mtime of every entry, in seconds since 1970 (`SOURCE_DATE_EPOCH`, or 0).
-    public var modificationTime: Int64
+    var modificationTime: Int64
 
     public init(modificationTime: Int64 = 0) {
         self.modificationTime = modificationTime
@@ -17,7 +17,7 @@ public struct BundlePacker: Sendable {
 
     /// What `pack` wrote.
     public struct Result: Sendable, Equatable {
-        public var output: URL
+        var output: URL
         /// Tar entries, the `images/` directory included.
         public var entries: Int
         public var images: Int
@@ -28,7 +28,7 @@ public struct BundlePacker: Sendable {
     }
 
     /// The paths the tarball of `directory` holds, in order (directories end in `/`).
-    public func entries(of directory: URL) throws(BundleError) -> [String] {
+    func entries(of directory: URL) throws(BundleError) -> [String] {
         try plan(directory).paths
     }
 

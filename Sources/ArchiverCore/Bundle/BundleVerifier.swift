@@ -13,9 +13,14 @@ import Foundation
 /// is not the manifest's is not read at all; in a tarball, where `images/` comes before
 /// `manifest.json`, each file's facts (not its bytes) are kept until the manifest is read.
 public struct BundleVerifier: Sendable {
-    public let validator: PNGValidator
+    let validator: PNGValidator
 
-    public init(validator: PNGValidator = PNGValidator()) {
+    /// A verifier with the PNG check of `--validate structure`.
+    public init() {
+        self.init(validator: PNGValidator())
+    }
+
+    init(validator: PNGValidator) {
         self.validator = validator
     }
 
@@ -29,7 +34,7 @@ public struct BundleVerifier: Sendable {
     }
 
     /// Verifies the bundle directory `root`, ignoring `.archiver/` and dot files in `images/`.
-    public func verifyDirectory(_ root: URL) throws(BundleError) -> VerificationReport {
+    func verifyDirectory(_ root: URL) throws(BundleError) -> VerificationReport {
         let layout = BundleLayout(root: root)
         try layout.requireManifest()
         let names = try layout.imageNames()
@@ -48,7 +53,7 @@ public struct BundleVerifier: Sendable {
 
     /// Verifies a tarball made by `pack`, streaming its entries; the manifest is spooled to an
     /// unnamed temporary file and read back as a stream.
-    public func verifyTarball(_ tarball: URL) throws(BundleError) -> VerificationReport {
+    func verifyTarball(_ tarball: URL) throws(BundleError) -> VerificationReport {
         let reader = try TarballReader(path: tarball.path)
         var manifest: UnsafeMutablePointer<FILE>?
         defer { if let manifest { fclose(manifest) } }

@@ -8,12 +8,12 @@ import Foundation
 /// from `file://`. Every text is HTML-escaped (string ids too, and they name their anchors by
 /// their file names, which need no escaping), and the same manifest gives the same bytes; the
 /// file names follow from the manifest's item and failure counts alone (`pageNames`).
-public enum Gallery {
+enum Gallery {
     /// The largest side of a thumbnail on the page, in CSS pixels.
-    public static let thumbnailSide = 75
+    static let thumbnailSide = 75
 
     /// Items on an item page, and failed items on a failures page, at most.
-    public static let itemsPerPage = 1000
+    static let itemsPerPage = 1000
 
     /// Groups (runs of consecutive items in one album) the front page links to, at most; with
     /// more, it lists only the pages, each with the albums it starts and ends in. 10,000 links
@@ -22,7 +22,7 @@ public enum Gallery {
 
     /// Writes the gallery for `manifest` into the bundle, streaming each page to disk and
     /// putting them all in place at the end (see `GalleryWriter`); with `sync`, durably.
-    public static func write(for manifest: Manifest, in layout: BundleLayout, sync: Bool = false) throws(FileSystemError) {
+    static func write(for manifest: Manifest, in layout: BundleLayout, sync: Bool = false) throws(FileSystemError) {
         let items = manifest.items
         let writer = try GalleryWriter(
             layout: layout, source: manifest.catalog.source, count: items.count, sync: sync,
@@ -115,7 +115,7 @@ public enum Gallery {
     }
 
     /// `text` with `& < > " '` replaced by entities, safe in element content and quoted attributes.
-    public static func escape(_ text: String) -> String {
+    static func escape(_ text: String) -> String {
         // Most titles and URLs need nothing escaped; checking bytes first keeps the page cheap.
         guard text.containsUTF8Byte(where: { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x22 || $0 == 0x27 }) else {
             return text

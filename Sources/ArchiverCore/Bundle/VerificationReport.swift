@@ -3,7 +3,7 @@ public struct VerificationReport: Sendable, Codable, Equatable {
     /// One thing wrong with the bundle.
     public struct Problem: Sendable, Codable, Equatable, CustomStringConvertible {
         /// What is wrong with an item or file.
-        public enum Kind: String, Sendable, Codable {
+        enum Kind: String, Sendable, Codable {
             case missing
             case notRegularFile = "not-a-file"
             case sizeMismatch = "size-mismatch"
@@ -14,9 +14,9 @@ public struct VerificationReport: Sendable, Codable, Equatable {
         }
 
         /// The manifest item's id; nil for an unexpected file.
-        public var id: RecordID?
-        public var path: String
-        public var kind: Kind
+        var id: RecordID?
+        var path: String
+        var kind: Kind
         /// The one line `verify` prints, e.g. `17: sha256 mismatch (images/17.png)`.
         public var message: String
 
@@ -31,20 +31,20 @@ public struct VerificationReport: Sendable, Codable, Equatable {
     }
 
     /// The directory or tarball checked.
-    public var source: String
+    var source: String
     /// Items in the manifest, and of those: done, done and verified, failed, pending.
-    public var items: Int
-    public var done: Int
-    public var verified: Int
-    public var failed: Int
-    public var pending: Int
+    var items: Int
+    var done: Int
+    var verified: Int
+    var failed: Int
+    var pending: Int
     public var problems: [Problem]
 
     /// Whether every done item checked out and nothing unexpected was found.
     public var ok: Bool { problems.isEmpty }
 
-    public var unexpectedFiles: Int { problems.filter { $0.kind == .unexpected }.count }
-    public var badItems: Int { problems.count - unexpectedFiles }
+    var unexpectedFiles: Int { problems.filter { $0.kind == .unexpected }.count }
+    var badItems: Int { problems.count - unexpectedFiles }
 
     /// The closing line, e.g. `OK: 5000 of 5000 done items verified in DIR (0 failed, 0 pending in the manifest)`.
     public var summary: String {
@@ -58,7 +58,7 @@ public struct VerificationReport: Sendable, Codable, Equatable {
         case source, items, done, verified, failed, pending, problems, ok
     }
 
-    public init(
+    init(
         source: String, items: Int, done: Int, verified: Int, failed: Int, pending: Int, problems: [Problem]
     ) {
         self.source = source

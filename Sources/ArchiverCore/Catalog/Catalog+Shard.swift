@@ -1,9 +1,9 @@
 extension Catalog {
     /// What makes a catalog a shard's view of a whole one.
-    public struct Sharding: Sendable, Equatable {
-        public var shard: Shard
+    struct Sharding: Sendable, Equatable {
+        var shard: Shard
         /// Records in the whole catalog.
-        public var catalogRecords: Int
+        var catalogRecords: Int
     }
 
     init(source: String, sha256: String, records: CatalogRecords, sharding: Sharding?) {
@@ -16,7 +16,7 @@ extension Catalog {
     /// The records of `shard` (by their `field` URL) as a catalog of their own, read back from
     /// the same file: every stage of a run (plan, ledger, manifest, page, journal, `--prune`)
     /// sees only them. Its manifest names the whole catalog and the shard.
-    public func shard(_ shard: Shard, field: ImageField) -> Catalog {
+    func shard(_ shard: Shard, field: ImageField) -> Catalog {
         var reader = CatalogReader(records)
         var positions: [Int] = []
         for position in records.indices

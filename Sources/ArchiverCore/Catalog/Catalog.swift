@@ -6,15 +6,15 @@ import Foundation
 /// A parsed catalog: its records in file order, plus where it came from.
 public struct Catalog: Sendable {
     /// The source as the user gave it (path or URL).
-    public var source: String
+    var source: String
     /// SHA-256 of the catalog bytes.
-    public var sha256: String
-    public let records: CatalogRecords
+    var sha256: String
+    let records: CatalogRecords
     /// Set on a shard's view of a catalog (`shard(_:field:)`): which shard, of how many records.
-    public internal(set) var sharding: Sharding?
+    var sharding: Sharding?
 
     /// Parses catalog bytes, refusing malformed text, bad records and duplicate ids.
-    public init(source: String, data: Data, options: CatalogOptions = CatalogOptions()) throws(CatalogError) {
+    init(source: String, data: Data, options: CatalogOptions = CatalogOptions()) throws(CatalogError) {
         let scanned: CatalogScanner.Result
         do {
             scanned = try CatalogScanner.scan(data, options: options)
@@ -27,7 +27,7 @@ public struct Catalog: Sendable {
     /// Reads the catalog file at `path` a window at a time; it stays open, and records are read
     /// back from it when needed, so the file must not be edited in place during a run. What is
     /// not a regular file (a pipe, `/dev/stdin`) is first copied to an unnamed temporary file.
-    public init(source: String, path: String, options: CatalogOptions = CatalogOptions()) throws(CatalogError) {
+    init(source: String, path: String, options: CatalogOptions = CatalogOptions()) throws(CatalogError) {
         var descriptor = open(path, O_RDONLY | O_CLOEXEC)
         var info = stat()
         guard descriptor >= 0, fstat(descriptor, &info) == 0 else {
@@ -105,7 +105,7 @@ public struct Catalog: Sendable {
     }
 
     /// Whether the catalog file changed since it was loaded (its records may no longer read back).
-    public var changedSinceLoad: Bool {
+    var changedSinceLoad: Bool {
         records.storage.changed
     }
 }

@@ -39,11 +39,11 @@ public struct CatalogOptions: Sendable, Equatable {
     public var records = ""
     public var idKey = "id"
     /// The key of the image URL (`--field`).
-    public var field: ImageField = .url
+    var field: ImageField = .url
     public var titleKey = "title"
     public var groupKey = "albumId"
 
-    public init() {}
+    init() {}
 
     /// The pointer's reference tokens, unescaped (`~1` is `/`, `~0` is `~`); nil if it is not a pointer.
     var pointerTokens: [String]? {

@@ -8,7 +8,7 @@ import Foundation
 public enum CatalogLoader {
     /// Loads and parses the catalog; blocks the calling thread (call it from the command's main thread).
     public static func load(
-        _ source: String, fetcher: any Fetching, options: CatalogOptions = CatalogOptions(), keepStandardInputAt kept: URL? = nil
+        _ source: String, fetcher: any Fetching, options: CatalogOptions, keepStandardInputAt kept: URL? = nil
     ) throws(CatalogError) -> Catalog {
         if source == "-" {
             return try standardInput(kept: kept, options: options)

@@ -1,16 +1,16 @@
 /// One record of the catalog: the JSONPlaceholder `/photos` schema, or the same fields found
 /// under the keys `CatalogOptions` names.
-public struct CatalogRecord: Sendable, Equatable, Codable {
-    public var albumId: Int
-    public var id: RecordID
-    public var title: String
-    public var url: String
-    public var thumbnailUrl: String
+struct CatalogRecord: Sendable, Equatable, Codable {
+    var albumId: Int
+    var id: RecordID
+    var title: String
+    var url: String
+    var thumbnailUrl: String
     /// Why the image URL cannot be used as it stands (over 8 KiB, not UTF-8); the record then
     /// fails alone as `invalid-url` with this short reason, and its `url` is empty.
-    public var urlProblem: String?
+    var urlProblem: String?
 
-    public init(albumId: Int, id: RecordID, title: String, url: String, thumbnailUrl: String) {
+    init(albumId: Int, id: RecordID, title: String, url: String, thumbnailUrl: String) {
         self.albumId = albumId
         self.id = id
         self.title = title
@@ -19,7 +19,7 @@ public struct CatalogRecord: Sendable, Equatable, Codable {
     }
 
     /// The URL in the chosen field.
-    public func url(for field: ImageField) -> String {
+    func url(for field: ImageField) -> String {
         field == .thumbnailUrl ? thumbnailUrl : url
     }
 }
@@ -33,8 +33,8 @@ public struct ImageField: RawRepresentable, Hashable, Sendable, Codable, CustomS
         self.rawValue = rawValue
     }
 
-    public static let url = ImageField(rawValue: "url")
-    public static let thumbnailUrl = ImageField(rawValue: "thumbnailUrl")
+    static let url = ImageField(rawValue: "url")
+    static let thumbnailUrl = ImageField(rawValue: "thumbnailUrl")
 
     public var description: String { rawValue }
 }

@@ -45,7 +45,7 @@ final class CatalogStorage: Sendable {
 /// a reader hands it out. A string id is also kept in `arena` (its bytes and one more, at most
 /// 233), so that records can be ordered and found by id. Use a `CatalogReader` for a pass over
 /// many records; the subscript reads one.
-public struct CatalogRecords: RandomAccessCollection, Sendable {
+struct CatalogRecords: RandomAccessCollection, Sendable {
     struct Entry {
         /// An integer id, or where a string id is in the records' `IDArena`.
         var key: Int
@@ -116,23 +116,23 @@ public struct CatalogRecords: RandomAccessCollection, Sendable {
         return IDArena.equal(arena.form(a.key), arena.form(b.key))
     }
 
-    public var startIndex: Int { 0 }
-    public var endIndex: Int { entries.count }
+    var startIndex: Int { 0 }
+    var endIndex: Int { entries.count }
 
-    public subscript(position: Int) -> CatalogRecord {
+    subscript(position: Int) -> CatalogRecord {
         var reader = CatalogReader(self)
         return reader.record(position)
     }
 
-    public func makeIterator() -> Iterator {
+    func makeIterator() -> Iterator {
         Iterator(reader: CatalogReader(self))
     }
 
-    public struct Iterator: IteratorProtocol {
+    struct Iterator: IteratorProtocol {
         var reader: CatalogReader
         var position = 0
 
-        public mutating func next() -> CatalogRecord? {
+        mutating func next() -> CatalogRecord? {
             guard position < reader.records.count else { return nil }
             defer { position += 1 }
             return reader.record(position)
@@ -141,7 +141,7 @@ public struct CatalogRecords: RandomAccessCollection, Sendable {
 
     /// The id of the record at `position`; decoded from the catalog only for a string id too
     /// long to be kept whole (one that fails as `unsafe-key`).
-    public func id(at position: Int) -> RecordID {
+    func id(at position: Int) -> RecordID {
         let entry = entries[position]
         guard entry.hasStringID, let arena else { return RecordID(entry.key) }
         if let text = arena.text(entry.key) { return RecordID(text) }
@@ -150,12 +150,12 @@ public struct CatalogRecords: RandomAccessCollection, Sendable {
     }
 
     /// The album of the record at `position`, without decoding it.
-    public func albumId(at position: Int) -> Int {
+    func albumId(at position: Int) -> Int {
         entries[position].albumId
     }
 
     /// The position of the record with `id`.
-    public func position(ofID id: RecordID) -> Int? {
+    func position(ofID id: RecordID) -> Int? {
         switch id.value {
         case .integer(let value):
             return search { $0.hasStringID ? .after : $0.key < value ? .before : $0.key == value ? .equal : .after }
@@ -215,21 +215,21 @@ public struct CatalogRecords: RandomAccessCollection, Sendable {
 
 /// Decodes records from a catalog's storage, keeping a window of the file so that a pass in or
 /// near file order costs one read per window. Not shared between threads: one per pass.
-public struct CatalogReader {
+struct CatalogReader {
     let records: CatalogRecords
     private var window: [UInt8] = []
     private var windowStart = 0
     private var windowCount = 0
     private static let windowSize = 64 * 1024
 
-    public init(_ records: CatalogRecords) {
+    init(_ records: CatalogRecords) {
         self.records = records
     }
 
     /// The record at `position`, with only `fields`' strings made (the others empty). A record
     /// that no longer parses (the file changed during the run) comes back with its id and empty
     /// fields, and the storage is marked damaged.
-    public mutating func record(_ position: Int) -> CatalogRecord {
+    mutating func record(_ position: Int) -> CatalogRecord {
         record(position, fields: .all)
     }
 

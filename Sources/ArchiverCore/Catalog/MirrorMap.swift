@@ -5,7 +5,7 @@ import Glibc
 /// URL prefix rewrites from `--mirror FROM=TO`: a URL starting with FROM is fetched from TO
 /// plus the rest. The longest matching FROM wins.
 public struct MirrorMap: Sendable, Equatable {
-    public var rules: [(from: String, to: String)]
+    var rules: [(from: String, to: String)]
 
     public init(_ rules: [(from: String, to: String)] = []) {
         self.rules = rules.sorted { $0.from.count > $1.from.count }
@@ -22,7 +22,7 @@ public struct MirrorMap: Sendable, Equatable {
     /// The URL to fetch for a catalog URL. Prefixes are compared byte for byte (a URL is
     /// ASCII, and `String.hasPrefix` compares Unicode characters, which cost a run a few
     /// percent: every record's URL is resolved several times).
-    public func resolve(_ url: String) -> String {
+    func resolve(_ url: String) -> String {
         for rule in rules where Self.hasBytePrefix(url, rule.from) {
             // One allocation: TO's bytes and the rest of the URL copied into the new string.
             var url = url, to = rule.to
@@ -42,7 +42,7 @@ public struct MirrorMap: Sendable, Equatable {
 
     /// Whether `resolve(url)` is `source`, without making the resolved string: the ledger asks
     /// this for every outcome, to keep only the fetched URLs that are not what it resolves to.
-    public func resolves(_ url: String, to source: String) -> Bool {
+    func resolves(_ url: String, to source: String) -> Bool {
         var url = url, source = source
         for rule in rules where Self.hasBytePrefix(url, rule.from) {
             var to = rule.to, from = rule.from

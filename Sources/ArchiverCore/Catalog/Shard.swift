@@ -8,14 +8,14 @@ import CLibCrypto
 /// URL is fetched by one shard only), a record's shard never depends on the other records
 /// (adding records moves none), and every machine may use its own `--mirror`.
 public struct Shard: Sendable, Hashable, CustomStringConvertible {
-    public let index: Int
-    public let count: Int
+    let index: Int
+    let count: Int
 
     /// The most shards a catalog can be split into.
     public static let maxCount = 100_000
 
     /// Shard `index` of `count`; nil unless 1 <= index <= count <= `maxCount`.
-    public init?(index: Int, count: Int) {
+    init?(index: Int, count: Int) {
         guard (1...Self.maxCount).contains(count), (1...count).contains(index) else { return nil }
         self.index = index
         self.count = count
@@ -34,12 +34,12 @@ public struct Shard: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(index)/\(count)" }
 
     /// Whether a record whose image URL is `url` belongs to this shard.
-    public func contains(url: String) -> Bool {
+    func contains(url: String) -> Bool {
         Self.index(ofURL: url, count: count) == index
     }
 
     /// The shard (1...count) a record whose image URL is `url` belongs to.
-    public static func index(ofURL url: String, count: Int) -> Int {
+    static func index(ofURL url: String, count: Int) -> Int {
         var url = url
         let key: UInt64 = url.withUTF8 { utf8 in
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { digest in

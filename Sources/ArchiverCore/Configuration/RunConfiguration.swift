@@ -31,9 +31,9 @@ public struct RunConfiguration: Sendable {
     /// Largest body accepted.
     public var maxBytes: Int64 = 50 * 1024 * 1024
     /// Longest `Retry-After` the archiver waits for; beyond it the item fails.
-    public var maxRetryAfter: Double = 120
+    var maxRetryAfter: Double = 120
     /// Redirects followed before an item fails as `too-many-redirects`.
-    public var maxRedirects: Int = 10
+    var maxRedirects: Int = 10
     /// Most requests started a second (`--rate`); nil for no limit.
     public var rate: Double?
     /// Keep earlier failures instead of attempting them again.
@@ -48,7 +48,7 @@ public struct RunConfiguration: Sendable {
     /// new bytes replace it.
     public var refresh = false
     /// Largest image width or height accepted.
-    public var maxDimension: Int = 16384
+    var maxDimension: Int = 16384
 
     public static let defaultCatalog = "https://jsonplaceholder.typicode.com/photos"
     public static let concurrencyRange = 1...1024

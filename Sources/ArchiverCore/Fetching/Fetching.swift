@@ -4,19 +4,19 @@ import Foundation
 /// conditional request sends back (`If-None-Match`, `If-Modified-Since`) to learn whether the
 /// image changed. Each is nil when the server sent none.
 public struct Validators: Sendable, Equatable, Hashable {
-    public var etag: String?
-    public var lastModified: String?
+    var etag: String?
+    var lastModified: String?
 
-    public init(etag: String? = nil, lastModified: String? = nil) {
+    init(etag: String? = nil, lastModified: String? = nil) {
         self.etag = etag.flatMap(Self.usable)
         self.lastModified = lastModified.flatMap(Self.usable)
     }
 
     /// Whether there is anything to send.
-    public var isEmpty: Bool { etag == nil && lastModified == nil }
+    var isEmpty: Bool { etag == nil && lastModified == nil }
 
     /// Longest value kept (`CCURL_VALIDATOR_MAX`): a longer one is dropped, never cut.
-    public static let maxLength = 255
+    static let maxLength = 255
 
     /// `value` if it can be sent back in a header as it is (1 to 255 bytes, no control character),
     /// else nil: a validator from a restored manifest must not be able to end a header line.
@@ -56,7 +56,7 @@ public protocol Fetching: Sendable {
 
 extension Fetching {
     /// A plain GET.
-    public func fetch(_ url: URL, completion: @escaping @Sendable (FetchOutcome) -> Void) -> any FetchTask {
+    func fetch(_ url: URL, completion: @escaping @Sendable (FetchOutcome) -> Void) -> any FetchTask {
         fetch(url, ifChanged: nil, completion: completion)
     }
 }
@@ -64,17 +64,17 @@ extension Fetching {
 /// Limits every fetch obeys.
 public struct FetchLimits: Sendable {
     /// Most requests in flight, and connections kept.
-    public var concurrency: Int
+    var concurrency: Int
     /// Seconds one attempt may take.
-    public var timeout: Double
+    var timeout: Double
     /// Largest body accepted.
-    public var maxBytes: Int64
+    var maxBytes: Int64
     /// Redirects followed before `too-many-redirects`.
-    public var maxRedirects: Int
+    var maxRedirects: Int
     /// Most connections to one host at once; nil for no limit beyond `concurrency`.
-    public var perHost: Int?
+    var perHost: Int?
 
-    public init(
+    init(
         concurrency: Int = 8, timeout: Double = 30, maxBytes: Int64 = 50 << 20, maxRedirects: Int = 10,
         perHost: Int? = nil
     ) {
@@ -90,7 +90,7 @@ public struct FetchLimits: Sendable {
 ///
 /// Always finite: `inf` or `nan` is no number of seconds, so it counts as no `Retry-After` at
 /// all; a huge finite value (`1e300`) is kept, and the caller's cap fails the item.
-public func parseRetryAfter(_ value: String, now: Date = Date()) -> Double? {
+func parseRetryAfter(_ value: String, now: Date = Date()) -> Double? {
     let trimmed = value.trimmingCharacters(in: .whitespaces)
     if let seconds = Double(trimmed) { return seconds.isFinite && seconds >= 0 ? seconds : nil }
     let formatter = DateFormatter()
@@ -103,7 +103,7 @@ public func parseRetryAfter(_ value: String, now: Date = Date()) -> Double? {
 
 /// Why a `Retry-After` over `cap` fails the item, with both values as sent (`120.5 s`,
 /// `1e+300 s`): a Double of any size is printed, never converted to an integer.
-public func retryAfterBeyondCapNote(_ retryAfter: Double, cap: Double) -> String {
+func retryAfterBeyondCapNote(_ retryAfter: Double, cap: Double) -> String {
     "Retry-After \(secondsText(retryAfter)) s is beyond the \(secondsText(cap)) s cap"
 }
 

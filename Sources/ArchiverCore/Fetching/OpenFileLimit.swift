@@ -14,9 +14,9 @@ import Glibc
 public enum OpenFileLimit {
     /// The hard limit leaves fewer descriptors than a run at `concurrency` needs.
     public struct TooLow: Error, Sendable, Equatable, CustomStringConvertible {
-        public var concurrency: Int
-        public var needed: Int
-        public var hard: Int
+        var concurrency: Int
+        var needed: Int
+        var hard: Int
 
         public var description: String {
             "--concurrency \(concurrency) needs at least \(needed) open files, but the hard limit is \(hard) (ulimit -Hn); "
@@ -47,7 +47,7 @@ public enum OpenFileLimit {
 
     /// Connections the pool may keep at `concurrency` within the soft limit now: 4 x concurrency
     /// when it fits, never fewer than `concurrency`.
-    public static func pool(for concurrency: Int) -> Int {
+    static func pool(for concurrency: Int) -> Int {
         var limit = rlimit()
         let wanted = 4 * concurrency
         guard getrlimit(resource, &limit) == 0, limit.rlim_cur != unlimited else { return wanted }

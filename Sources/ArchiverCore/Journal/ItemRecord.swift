@@ -1,29 +1,29 @@
 /// The recorded outcome of one catalog item, as the journal keeps it.
-public struct ItemRecord: Sendable, Equatable {
+struct ItemRecord: Sendable, Equatable {
     /// Where an item stands: archived, failed with a recorded error, or not attempted yet.
-    public enum Status: String, Sendable, Codable {
+    enum Status: String, Sendable, Codable {
         case done, failed, pending
     }
 
-    public var id: RecordID
+    var id: RecordID
     /// The catalog URL the outcome belongs to; a changed URL makes the record stale.
-    public var url: String
+    var url: String
     /// The URL actually fetched (after `--mirror`).
-    public var source: String
-    public var status: Status
-    public var bytes: Int64 = 0
-    public var sha256: String = ""
-    public var width: Int = 0
-    public var height: Int = 0
-    public var attempts: Int = 0
-    public var error: RecordedError?
+    var source: String
+    var status: Status
+    var bytes: Int64 = 0
+    var sha256: String = ""
+    var width: Int = 0
+    var height: Int = 0
+    var attempts: Int = 0
+    var error: RecordedError?
     /// The done file's inode and mtime when it was written; nil in lines of older versions.
-    public var file: FileStamp?
+    var file: FileStamp?
     /// The `ETag` and `Last-Modified` the done file was served with (empty when the server sent
     /// none, and in lines of older versions): what `run --refresh` revalidates it with.
-    public var validators = Validators()
+    var validators = Validators()
 
-    public init(
+    init(
         id: RecordID, url: String, source: String, status: Status, bytes: Int64 = 0, sha256: String = "",
         width: Int = 0, height: Int = 0, attempts: Int = 0, error: RecordedError? = nil, file: FileStamp? = nil,
         validators: Validators = Validators()
@@ -44,18 +44,18 @@ public struct ItemRecord: Sendable, Equatable {
 }
 
 /// A failure as recorded in the journal and the manifest.
-public struct RecordedError: Sendable, Equatable, Codable {
-    public var kind: String
-    public var status: Int?
-    public var message: String
+struct RecordedError: Sendable, Equatable, Codable {
+    var kind: String
+    var status: Int?
+    var message: String
 
-    public init(kind: String, status: Int? = nil, message: String) {
+    init(kind: String, status: Int? = nil, message: String) {
         self.kind = kind
         self.status = status
         self.message = message
     }
 
-    public init(_ error: ItemError) {
+    init(_ error: ItemError) {
         self.init(kind: error.kind, status: error.status, message: error.description)
     }
 }

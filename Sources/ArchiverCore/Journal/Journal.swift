@@ -8,8 +8,8 @@ import Foundation
 /// Each outcome is one line written with a single `write(2)` on an `O_APPEND` descriptor, after
 /// the item's file has been renamed into place. A process killed at any instant leaves at most
 /// one partial last line, which replay ignores.
-public final class Journal: Sendable {
-    public let path: String
+final class Journal: Sendable {
+    let path: String
     private let descriptor: Int32
     private let durable: Bool
     private let beforeCommit: @Sendable () throws(FileSystemError) -> Void
@@ -17,7 +17,7 @@ public final class Journal: Sendable {
 
     /// Opens (creating if needed) the journal for appending. With `durable`, every append first
     /// runs `beforeCommit` (the images directory's fsync) and then fsyncs the journal.
-    public init(
+    init(
         path: String, durable: Bool = false, beforeCommit: @escaping @Sendable () throws(FileSystemError) -> Void = {}
     ) throws(FileSystemError) {
         let fd = openInBundle(path, O_WRONLY | O_CREAT | O_APPEND)
@@ -42,13 +42,13 @@ public final class Journal: Sendable {
     }
 
     /// Appends one record.
-    public func append(_ record: ItemRecord) throws(FileSystemError) {
+    func append(_ record: ItemRecord) throws(FileSystemError) {
         try append([record])
     }
 
     /// Appends records in one write and returns once they are written (and, when durable, on
     /// disk). A write that fails part-way is cut back off, so the next line starts clean.
-    public func append(_ records: [ItemRecord]) throws(FileSystemError) {
+    func append(_ records: [ItemRecord]) throws(FileSystemError) {
         guard !records.isEmpty else { return }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(records.count * 256)
@@ -87,7 +87,7 @@ public final class Journal: Sendable {
     }
 
     /// Replaces a journal with just `records` (one line each), atomically.
-    public static func compact(path: String, records: [ItemRecord], sync: Bool = false) throws(FileSystemError) {
+    static func compact(path: String, records: [ItemRecord], sync: Bool = false) throws(FileSystemError) {
         try compact(path: path, sync: sync, produce: { emit in records.sorted { $0.id < $1.id }.forEach(emit) })
     }
 }

@@ -14,7 +14,7 @@ import Foundation
 /// What is kept is 24 bytes per record, sorted by key: an integer id itself, or a string id's
 /// hash (seeded afresh by each process, so a catalog cannot be made to collide); a string id is
 /// confirmed against its line when it is looked up.
-public struct JournalIndex: Sendable {
+struct JournalIndex: Sendable {
     struct Entry {
         /// An integer id, or a string id's hash.
         var key: Int
@@ -36,13 +36,13 @@ public struct JournalIndex: Sendable {
     /// The latest line of each id, by key (then by place in the file).
     private let entries: [Entry]
     /// Lines in the journal, including those a later line for the same id supersedes.
-    public let lineCount: Int
+    let lineCount: Int
 
-    public var count: Int { entries.count }
-    public var isEmpty: Bool { entries.isEmpty }
+    var count: Int { entries.count }
+    var isEmpty: Bool { entries.isEmpty }
 
     /// How many records the journal last recorded with `status`.
-    public func count(of status: ItemRecord.Status) -> Int {
+    func count(of status: ItemRecord.Status) -> Int {
         entries.count { $0.status == status }
     }
 
@@ -53,7 +53,7 @@ public struct JournalIndex: Sendable {
     /// read lands on another page of the mapping, and the kernel maps the pages around each
     /// (measured: `status` over 200,000 lines of 300-byte ids, a 95 MB journal, peaked at
     /// 100 MiB that way and at 33 MiB in file order).
-    public func forEachLatest(_ body: (RecordID, ItemRecord.Status, _ record: () -> ItemRecord?) -> Void) {
+    func forEachLatest(_ body: (RecordID, ItemRecord.Status, _ record: () -> ItemRecord?) -> Void) {
         let strings = entries.firstIndex { $0.hasStringID } ?? entries.count
         for entry in entries[..<strings] {
             body(RecordID(entry.key), entry.status) { decode(entry) }
@@ -66,18 +66,18 @@ public struct JournalIndex: Sendable {
     }
 
     /// The status the journal last recorded for `id`.
-    public func status(of id: RecordID) -> ItemRecord.Status? {
+    func status(of id: RecordID) -> ItemRecord.Status? {
         entry(for: id)?.status
     }
 
     /// The record the journal last recorded for `id`, decoded from its line.
-    public func record(for id: RecordID) -> ItemRecord? {
+    func record(for id: RecordID) -> ItemRecord? {
         guard let entry = entry(for: id) else { return nil }
         return decode(entry)
     }
 
     /// Every record, decoded (for tests and small journals).
-    public func allRecords() -> [RecordID: ItemRecord] {
+    func allRecords() -> [RecordID: ItemRecord] {
         Dictionary(entries.compactMap { decode($0).map { ($0.id, $0) } }, uniquingKeysWith: { _, last in last })
     }
 
@@ -121,7 +121,7 @@ public struct JournalIndex: Sendable {
     /// newline is the torn end of an interrupted write and is left out. A line whose status and
     /// id parse is trusted; if the rest of it is damaged, `record(for:)` returns nil and the
     /// record is fetched again.
-    public init(path: String) {
+    init(path: String) {
         let file = MappedFile(path: path)
         var lines: [Entry] = []
         var count = 0

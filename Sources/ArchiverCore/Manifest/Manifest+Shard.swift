@@ -1,10 +1,10 @@
 extension Manifest {
     /// What a shard's manifest says of its shard, inside `catalog`: `records` of the catalog's
     /// records are in shard `index` of `count`.
-    public struct ShardInfo: Sendable, Codable, Equatable {
-        public var count: Int
-        public var index: Int
-        public var records: Int
+    struct ShardInfo: Sendable, Codable, Equatable {
+        var count: Int
+        var index: Int
+        var records: Int
 
         init(shard: Shard, records: Int) {
             count = shard.count
@@ -13,6 +13,6 @@ extension Manifest {
         }
 
         /// The shard, if the numbers make one.
-        public var shard: Shard? { Shard(index: index, count: count) }
+        var shard: Shard? { Shard(index: index, count: count) }
     }
 }

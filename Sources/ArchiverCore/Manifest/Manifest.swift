@@ -4,14 +4,14 @@ import Foundation
 /// (`RecordID`'s order: integers numerically, then strings by their UTF-8 bytes), and
 /// nothing that changes from run to run (no times, durations or host names), so the same
 /// catalog archived twice from the same server gives the same bytes.
-public struct Manifest: Sendable, Codable, Equatable {
+struct Manifest: Sendable, Codable, Equatable {
     /// Which catalog the bundle was made from, and how many records it had.
-    public struct CatalogInfo: Sendable, Codable, Equatable {
-        public var source: String
-        public var sha256: String
-        public var records: Int
+    struct CatalogInfo: Sendable, Codable, Equatable {
+        var source: String
+        var sha256: String
+        var records: Int
         /// Present only in a shard's bundle: which shard it is (`records` is the whole catalog's).
-        public var shard: ShardInfo?
+        var shard: ShardInfo?
 
         init(_ catalog: Catalog) {
             self.init(
@@ -28,30 +28,30 @@ public struct Manifest: Sendable, Codable, Equatable {
     }
 
     /// One catalog record and its outcome; `path` and the file facts are present only when done, `error` only when failed.
-    public struct Item: Sendable, Codable, Equatable {
+    struct Item: Sendable, Codable, Equatable {
         /// A JSON number for an integer id, a JSON string for a string id.
-        public var id: RecordID
-        public var albumId: Int
-        public var title: String
-        public var url: String
-        public var source: String
-        public var status: ItemRecord.Status
-        public var path: String?
-        public var bytes: Int64?
-        public var sha256: String?
-        public var width: Int?
-        public var height: Int?
-        public var attempts: Int
-        public var error: RecordedError?
+        var id: RecordID
+        var albumId: Int
+        var title: String
+        var url: String
+        var source: String
+        var status: ItemRecord.Status
+        var path: String?
+        var bytes: Int64?
+        var sha256: String?
+        var width: Int?
+        var height: Int?
+        var attempts: Int
+        var error: RecordedError?
         /// The validators the done file was served with, each only when the server sent it.
-        public var etag: String?
-        public var lastModified: String?
+        var etag: String?
+        var lastModified: String?
     }
 
-    public var version = Manifest.currentVersion
-    public var catalog: CatalogInfo
-    public var field: ImageField
-    public var items: [Item]
+    var version = Manifest.currentVersion
+    var catalog: CatalogInfo
+    var field: ImageField
+    var items: [Item]
 
     /// Builds the manifest from the catalog and each record's outcome (missing = pending).
     /// A manifest as read back: its members and items as they stand.
@@ -62,7 +62,7 @@ public struct Manifest: Sendable, Codable, Equatable {
         self.version = version
     }
 
-    public init(catalog: Catalog, field: ImageField, mirrors: MirrorMap, outcomes: [RecordID: ItemRecord]) {
+    init(catalog: Catalog, field: ImageField, mirrors: MirrorMap, outcomes: [RecordID: ItemRecord]) {
         self.catalog = CatalogInfo(catalog)
         self.field = field
         self.items = catalog.records.sorted { $0.id < $1.id }.map { record in
@@ -93,12 +93,12 @@ public struct Manifest: Sendable, Codable, Equatable {
     }
 
     /// The manifest's canonical bytes (see `ManifestEncoding`).
-    public func encoded() -> Data {
+    func encoded() -> Data {
         Data(ManifestEncoding.encode(self))
     }
 
     /// Writes the manifest atomically, streaming it to disk; with `sync`, durably.
-    public func write(to url: URL, sync: Bool = false) throws(FileSystemError) {
+    func write(to url: URL, sync: Bool = false) throws(FileSystemError) {
         try Self.write(catalog: catalog, field: field, items: items, to: url, sync: sync)
     }
 
@@ -117,7 +117,7 @@ public struct Manifest: Sendable, Codable, Equatable {
     static let currentVersion = 1
 
     /// Reads a manifest written by `write(to:)`.
-    public static func read(from url: URL) throws -> Manifest {
+    static func read(from url: URL) throws -> Manifest {
         try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: url))
     }
 }

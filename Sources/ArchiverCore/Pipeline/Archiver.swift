@@ -6,24 +6,24 @@ public struct RunSummary: Sendable {
     /// What this run did.
     public var progress: Progress
     /// Item counts in the manifest written at the end.
-    public var done = 0
+    var done = 0
     /// Items failed.
     public var failed = 0
     /// Items not attempted (only after an interruption).
     public var pending = 0
     /// Bytes of all done items' files.
-    public var bundleBytes: Int64 = 0
+    var bundleBytes: Int64 = 0
     /// Wall time of the run.
-    public var seconds: Double = 0
+    var seconds: Double = 0
     /// Whether `cancel()` stopped the run before every job finished.
     public var interrupted = false
     /// Failed items counted by `error.kind`.
-    public var failuresByKind: [String: Int] = [:]
+    var failuresByKind: [String: Int] = [:]
     /// Whether this was a `--refresh` run (`progress` then counts unchanged, changed and
     /// refresh-failed items).
-    public var refreshed = false
+    var refreshed = false
     /// Items of a restored bundle (a manifest and no journal) adopted as done without a request.
-    public var adopted = 0
+    var adopted = 0
 }
 
 /// Archives a catalog into a bundle directory. One instance serves one run.
@@ -51,7 +51,7 @@ public final class Archiver: Sendable {
         var finished = false
     }
 
-    public let configuration: RunConfiguration
+    let configuration: RunConfiguration
     private let fetcher: any Fetching
     private let validator: any ImageValidating
     let fileSystem: any FileSystem
@@ -64,7 +64,16 @@ public final class Archiver: Sendable {
     /// Whether `run` was called: its queue, feed and semaphore serve one run.
     private let used = Locked(false)
 
-    public init(
+    /// A coordinator for one run of `configuration`, fetching through `fetcher`; `log` gets the
+    /// lines the run says besides its progress (resuming, adopting a bundle).
+    public convenience init(
+        configuration: RunConfiguration, fetcher: any Fetching, log: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.init(configuration: configuration, fetcher: fetcher, validator: nil, log: log)
+    }
+
+    /// With the seams tests replace: the validator, the file system and the backoff.
+    init(
         configuration: RunConfiguration, fetcher: any Fetching, validator: (any ImageValidating)? = nil,
         fileSystem: any FileSystem = POSIXFileSystem(), backoff: Backoff = Backoff(),
         log: @escaping @Sendable (String) -> Void = { _ in }

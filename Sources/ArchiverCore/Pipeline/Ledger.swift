@@ -1,19 +1,19 @@
 /// A snapshot of a run's progress.
 public struct Progress: Sendable, Equatable {
     /// Records done this run.
-    public var done = 0
+    var done = 0
     /// Records failed this run.
-    public var failed = 0
+    var failed = 0
     /// Records the run set out to attempt (excludes kept outcomes).
-    public var total = 0
+    var total = 0
     /// Bytes fetched and written this run.
-    public var bytes: Int64 = 0
+    var bytes: Int64 = 0
     /// HTTP requests started this run.
-    public var requests = 0
+    var requests = 0
     /// Of the done items `--refresh` revalidated: still the same (a 304, or the same bytes),
     /// replaced by new bytes, and not revalidated (kept as they were; counted in `failed` too).
-    public var unchanged = 0
-    public var changed = 0
+    var unchanged = 0
+    var changed = 0
     public var refreshFailed = 0
 }
 

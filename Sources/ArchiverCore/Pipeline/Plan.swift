@@ -1,12 +1,12 @@
 import Foundation
 
 /// One download: a distinct URL to fetch and every record that needs its body.
-public struct FetchJob: Sendable {
+struct FetchJob: Sendable {
     /// A record that gets its file from this job's body.
-    public struct Target: Sendable, Equatable {
-        public var id: RecordID
+    struct Target: Sendable, Equatable {
+        var id: RecordID
         /// The catalog URL of this record (before `--mirror`).
-        public var url: String
+        var url: String
         /// `previous`, boxed: an `ItemRecord` in place made every queued target 256 bytes, and at
         /// `--concurrency 1024` up to about 40,000 are read ahead or in operations; 48 this way.
         private let revalidation: Revalidation?
@@ -21,7 +21,7 @@ public struct FetchJob: Sendable {
             revalidation = previous.map(Revalidation.init)
         }
 
-        public static func == (a: Target, b: Target) -> Bool {
+        static func == (a: Target, b: Target) -> Bool {
             a.id == b.id && a.url == b.url && a.previous == b.previous
         }
     }
@@ -35,8 +35,8 @@ public struct FetchJob: Sendable {
         }
     }
 
-    public var source: URL
-    public var targets: [Target]
+    var source: URL
+    var targets: [Target]
     /// `source` as text, made once here rather than for every record on the writer.
     let address: String
     /// What to ask the server with (a conditional request): the validators every target was
@@ -63,12 +63,12 @@ public struct FetchJob: Sendable {
 /// It holds positions in the catalog, not records: a job's URL is read back from the catalog
 /// when the job is about to be queued (`job(_:reader:)`), so a plan for 100,000 records costs
 /// a few bytes per record rather than a URL and a job object each.
-public struct Plan: Sendable {
+struct Plan: Sendable {
     /// Positions of records whose outcome carries over from earlier runs (done with the file
     /// intact, or a failure kept by `--skip-failed`); the journal index has their outcome.
     var kept: [Int32] = []
     /// Of `kept`, how many are done.
-    public var keptDone = 0
+    var keptDone = 0
     /// Positions of records that fail before any request (an id that can name no file, a URL
     /// that is not http(s)), in catalog order: `rejections(of:_:)` makes their outcomes again
     /// from the catalog, whose ids and URLs may be long (a string id of 4 MiB).
@@ -79,15 +79,15 @@ public struct Plan: Sendable {
     /// Records journaled as done for a URL the catalog no longer has: their old line must be
     /// superseded before anything is fetched, or a kill before the new outcome is journaled
     /// would leave it vouching for a file that now holds other bytes.
-    public var invalidated: [ItemRecord] = []
+    var invalidated: [ItemRecord] = []
     /// One job per distinct URL to fetch, in catalog order: the position of its first record.
     var jobs: [Int32] = []
     /// Later records sharing a job's URL (duplicate URLs are rare), by job index.
     var sharers: [Int: [Int32]] = [:]
     /// Records to attempt this run.
-    public var pendingRecords = 0
+    var pendingRecords = 0
     /// Of those, records that failed in an earlier run and are tried again.
-    public var retryingFailures = 0
+    var retryingFailures = 0
 
     let field: ImageField
     let mirrors: MirrorMap
@@ -95,9 +95,9 @@ public struct Plan: Sendable {
     let journal: JournalIndex
 
     /// Records whose outcome carries over.
-    public var keptCount: Int { kept.count }
+    var keptCount: Int { kept.count }
     /// Distinct URLs to fetch.
-    public var jobCount: Int { jobs.count }
+    var jobCount: Int { jobs.count }
 
     /// Groups records by the URL to fetch (so each distinct URL is requested once) and skips
     /// records journaled done whose file `intact` vouches for (see `ResumeCheck`), or, with
@@ -197,7 +197,7 @@ public struct Plan: Sendable {
     }
 
     /// Records that fail before any request.
-    public var rejectedCount: Int { rejected.count }
+    var rejectedCount: Int { rejected.count }
 
     /// The failed outcomes of the rejected records, read back from `records` and handed to
     /// `body` in batches of at most 1024 records or about 1 MiB of ids and URLs.

@@ -15,7 +15,7 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
     case alreadyRun
 
     /// A stable short name for the failure.
-    public var kind: String {
+    var kind: String {
         switch self {
         case .catalog: "catalog"
         case .locked: "locked"

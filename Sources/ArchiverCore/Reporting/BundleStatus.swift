@@ -4,28 +4,28 @@ import Foundation
 /// `archiver status`.
 public struct BundleStatus: Sendable, Codable, Equatable {
     /// The failures of one error kind.
-    public struct FailureGroup: Sendable, Codable, Equatable {
-        public var kind: String
-        public var count: Int
+    struct FailureGroup: Sendable, Codable, Equatable {
+        var kind: String
+        var count: Int
         /// A few failed items: id and message.
-        public var examples: [Example]
+        var examples: [Example]
     }
 
     /// One failed item, as an example of its kind.
-    public struct Example: Sendable, Codable, Equatable {
-        public var id: RecordID
-        public var message: String
+    struct Example: Sendable, Codable, Equatable {
+        var id: RecordID
+        var message: String
     }
 
-    public var directory: String
-    public var records: Int
-    public var done: Int
-    public var failed: Int
-    public var pending: Int
-    public var bytesOnDisk: Int64
-    public var failures: [FailureGroup]
-    public var running: Bool
-    public var runningPID: Int?
+    var directory: String
+    var records: Int
+    var done: Int
+    var failed: Int
+    var pending: Int
+    var bytesOnDisk: Int64
+    var failures: [FailureGroup]
+    var running: Bool
+    var runningPID: Int?
 
     /// Reads the status of `directory`; nil when it holds no archiver bundle.
     ///
@@ -115,7 +115,7 @@ public struct BundleStatus: Sendable, Codable, Equatable {
     }
 
     /// The three ways to run again over a bundle, as `status` prints them.
-    public static let rerunHelp = [
+    static let rerunHelp = [
         "to run again over it (same --catalog, --field, --shard):",
         "  archiver run             trusts what is done (no request for it), fetches the rest",
         "  archiver run --refresh   asks the server about every done image (If-None-Match /",
@@ -126,9 +126,9 @@ public struct BundleStatus: Sendable, Codable, Equatable {
 }
 
 /// Human-readable byte counts (decimal units, as the closing line prints them).
-public enum ByteCount {
+enum ByteCount {
     /// `bytes` as B, kB, MB or GB with one decimal.
-    public static func format(_ bytes: Int64) -> String {
+    static func format(_ bytes: Int64) -> String {
         let value = Double(bytes)
         if value >= 1e9 { return String(format: "%.1f GB", value / 1e9) }
         if value >= 1e6 { return String(format: "%.1f MB", value / 1e6) }

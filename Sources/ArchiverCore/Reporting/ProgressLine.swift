@@ -4,7 +4,7 @@ import Foundation
 public enum ProgressLine {
     /// The live line for a terminal: bar, counts, rate and ETA, e.g.
     /// `[#########...........]  2312/5000  2309 done, 3 failed  1180 images/s  ETA 2 s`.
-    public static func live(_ progress: Progress, seconds: Double, colour: Bool = false, width: Int = 20) -> String {
+    static func live(_ progress: Progress, seconds: Double, colour: Bool = false, width: Int = 20) -> String {
         let finished = progress.done + progress.failed
         let fraction = progress.total > 0 ? min(1, Double(finished) / Double(progress.total)) : 1
         let filled = Int((fraction * Double(width)).rounded(.down))
@@ -15,7 +15,7 @@ public enum ProgressLine {
 
     /// The periodic line for logs (no bar, no escape codes), e.g.
     /// `2312/5000  2309 done, 3 failed  1180 images/s  ETA 2 s`.
-    public static func plain(_ progress: Progress, seconds: Double, failed: String? = nil) -> String {
+    static func plain(_ progress: Progress, seconds: Double, failed: String? = nil) -> String {
         let finished = progress.done + progress.failed
         let rate = seconds > 0 ? Double(finished) / seconds : 0
         var line = "\(finished)/\(progress.total)  \(progress.done) done, \(failed ?? "\(progress.failed) failed")  "

@@ -7,9 +7,9 @@ import Foundation
 public final class ProgressPrinter: @unchecked Sendable {  // the timer is only resumed and cancelled, both thread-safe
     /// Where and how progress is shown.
     public struct Style: Sendable {
-        public var terminal: Bool
-        public var colour: Bool
-        public var interval: Double
+        var terminal: Bool
+        var colour: Bool
+        var interval: Double
 
         /// The style for standard error in this environment.
         public static func standardError(environment: [String: String] = ProcessInfo.processInfo.environment) -> Style {
@@ -17,7 +17,7 @@ public final class ProgressPrinter: @unchecked Sendable {  // the timer is only 
             return Style(terminal: terminal, colour: terminal && environment["NO_COLOR"] == nil, interval: terminal ? 0.1 : 5)
         }
 
-        public init(terminal: Bool, colour: Bool, interval: Double) {
+        init(terminal: Bool, colour: Bool, interval: Double) {
             self.terminal = terminal
             self.colour = colour
             self.interval = interval

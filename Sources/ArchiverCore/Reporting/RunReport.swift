@@ -5,28 +5,28 @@ import Foundation
 public struct RunReport: Codable, Sendable, Equatable {
     /// What `--refresh` found: done items still the same (304, or the same bytes), replaced by
     /// new bytes, and not revalidated (network error, 5xx...; their old files are kept).
-    public struct Refresh: Codable, Sendable, Equatable {
-        public var unchanged: Int
-        public var changed: Int
-        public var failed: Int
+    struct Refresh: Codable, Sendable, Equatable {
+        var unchanged: Int
+        var changed: Int
+        var failed: Int
     }
 
-    public var done: Int
-    public var failed: Int
-    public var pending: Int
-    public var failuresByKind: [String: Int]
+    var done: Int
+    var failed: Int
+    var pending: Int
+    var failuresByKind: [String: Int]
     /// Requests and bytes of this run.
-    public var requests: Int
-    public var bytesFetched: Int64
-    public var bundleBytes: Int64
-    public var seconds: Double
-    public var imagesPerSecond: Double
-    public var interrupted: Bool
-    public var exitStatus: Int32
+    var requests: Int
+    var bytesFetched: Int64
+    var bundleBytes: Int64
+    var seconds: Double
+    var imagesPerSecond: Double
+    var interrupted: Bool
+    var exitStatus: Int32
     /// Present only for `run --refresh`.
-    public var refresh: Refresh?
+    var refresh: Refresh?
     /// Done items of a restored bundle (no journal) adopted without a request; present only then.
-    public var adopted: Int?
+    var adopted: Int?
 
     public init(summary: RunSummary, exitStatus: Int32) {
         done = summary.done

@@ -26,7 +26,7 @@ public struct BundleMerger: Sendable {
         public var failuresByKind: [String: Int] = [:]
     }
 
-    public let output: URL
+    let output: URL
 
     public init(output: URL) {
         self.output = output

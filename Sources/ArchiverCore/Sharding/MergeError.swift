@@ -11,7 +11,7 @@ public enum MergeError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A file of the new bundle could not be written; exit 2.
     case fileSystem(FileSystemError)
 
-    public var kind: String {
+    var kind: String {
         switch self {
         case .refused: "refused"
         case .damaged: "damaged"

@@ -5,18 +5,18 @@ import Foundation
 
 /// An exclusive `flock` on `DIR/.archiver/lock`, so two runs never write one bundle at once.
 /// The kernel drops it when the process dies, however it dies.
-public final class BundleLock: Sendable {
+final class BundleLock: Sendable {
     private let descriptor: Int32
 
     /// Why the lock could not be taken.
-    public enum Failure: Error, Sendable, Equatable {
+    enum Failure: Error, Sendable, Equatable {
         case unopenable(FileSystemError)
         /// Another process holds it; `directory` is the bundle's.
         case held(directory: String, pid: Int?)
     }
 
     /// Takes the lock or throws naming the process that holds it.
-    public init(path: String) throws(Failure) {
+    init(path: String) throws(Failure) {
         let fd = openInBundle(path, O_RDWR | O_CREAT)
         guard fd >= 0 else { throw .unopenable(FileSystemError(.open, .lockFile, path: path, errno: errno)) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
@@ -35,7 +35,7 @@ public final class BundleLock: Sendable {
     }
 
     /// Whether some process holds the lock now, and its pid if it wrote one.
-    public static func isHeld(path: String) -> (held: Bool, pid: Int?) {
+    static func isHeld(path: String) -> (held: Bool, pid: Int?) {
         let fd = openInBundle(path, O_RDONLY)
         guard fd >= 0 else { return (false, nil) }
         defer { close(fd) }

@@ -5,12 +5,12 @@ import Glibc
 /// What identifies one written file cheaply: its inode and modification time. A journal line
 /// records them so a resumed run notices a file replaced (new inode) or rewritten in place
 /// (new mtime) since, with one `stat` and no read.
-public struct FileStamp: Sendable, Equatable, Hashable {
-    public var inode: UInt64
+struct FileStamp: Sendable, Equatable, Hashable {
+    var inode: UInt64
     /// Modification time in nanoseconds since 1970.
-    public var modified: Int64
+    var modified: Int64
 
-    public init(inode: UInt64, modified: Int64) {
+    init(inode: UInt64, modified: Int64) {
         self.inode = inode
         self.modified = modified
     }

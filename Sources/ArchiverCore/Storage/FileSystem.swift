@@ -5,7 +5,7 @@ import Foundation
 import Synchronization
 
 /// The syscalls that durability depends on, behind one seam so tests can inject failures.
-public protocol FileSystem: Sendable {
+protocol FileSystem: Sendable {
     /// Creates or replaces `directory/name` with `data` atomically: a reader (or a run resumed
     /// after a crash) sees the old file or the whole new one, never part of it. With `sync`, the
     /// data is fsynced before the file gets its name. Returns the new file's stamp, taken from the
@@ -21,7 +21,7 @@ public protocol FileSystem: Sendable {
 }
 
 extension FileSystem {
-    public func createTemporary(beside path: String) throws(FileSystemError) -> (descriptor: Int32, path: String) {
+    func createTemporary(beside path: String) throws(FileSystemError) -> (descriptor: Int32, path: String) {
         let url = URL(fileURLWithPath: path)
         let temporary = url.deletingLastPathComponent().path
             + "/.\(url.lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -37,17 +37,17 @@ extension FileSystem {
 /// directory operation per file instead of two (create a temporary name, rename it), which is
 /// what file creation costs here, and a crash leaves no debris. When the name already exists,
 /// or the file system has no `O_TMPFILE`, it falls back to a temporary name and `rename`.
-public struct POSIXFileSystem: FileSystem {
+struct POSIXFileSystem: FileSystem {
     /// Prefix of temporary names; anything starting with it is debris from an interrupted write.
-    public static let temporaryPrefix = ".partial-"
+    static let temporaryPrefix = ".partial-"
 
-    public init() {}
+    init() {}
 
     /// `O_TMPFILE`, a compound macro Swift does not import: `__O_TMPFILE | O_DIRECTORY` (Linux's
     /// generic value, shared by x86_64 and arm64).
     static let tmpfile: Int32 = 0o20000000 | O_DIRECTORY
 
-    public func writeAtomically(_ data: Data, directory: String, name: String, sync: Bool) throws(FileSystemError) -> FileStamp? {
+    func writeAtomically(_ data: Data, directory: String, name: String, sync: Bool) throws(FileSystemError) -> FileStamp? {
         let final = directory + "/" + name
         let unnamed = open(directory, Self.tmpfile | O_WRONLY | O_CLOEXEC, 0o644)
         if unnamed >= 0 {
@@ -129,14 +129,14 @@ public struct POSIXFileSystem: FileSystem {
         return fstat(fd, &info) == 0 ? FileStamp(info) : nil
     }
 
-    public func syncDirectory(_ path: String) throws(FileSystemError) {
+    func syncDirectory(_ path: String) throws(FileSystemError) {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw FileSystemError(.open, .directory, path: path, errno: errno) }
         defer { close(fd) }
         if fsync(fd) != 0 { throw FileSystemError(.fsync, .directory, path: path, errno: errno) }
     }
 
-    public func remove(_ path: String) {
+    func remove(_ path: String) {
         unlink(path)
     }
 }

@@ -2,15 +2,15 @@ import Foundation
 
 /// Writes images under `DIR/images/` by key, atomically (see `FileSystem`), so a reader never
 /// sees half a file under a final name.
-public struct KeyedStore: Sendable {
+struct KeyedStore: Sendable {
     /// The `images/` directory.
-    public let directory: URL
+    let directory: URL
     /// `directory.path`, computed once: `URL.path` rebuilds the string on every call.
     private let directoryPath: String
     let fileSystem: any FileSystem
     let durable: Bool
 
-    public init(directory: URL, fileSystem: any FileSystem = POSIXFileSystem(), durable: Bool = false) {
+    init(directory: URL, fileSystem: any FileSystem = POSIXFileSystem(), durable: Bool = false) {
         self.directory = directory
         directoryPath = directory.path
         self.fileSystem = fileSystem
@@ -19,25 +19,25 @@ public struct KeyedStore: Sendable {
 
     /// The file name for a record id: `<id>.png` for an integer, the `RecordKey` stem of a
     /// string (which is one name inside the directory); nil for an id that cannot be made safe.
-    public static func fileName(for id: RecordID) -> String? {
+    static func fileName(for id: RecordID) -> String? {
         id.stem.map { $0 + ".png" }
     }
 
     /// The path relative to the bundle root that the manifest records.
-    public static func relativePath(for id: RecordID) -> String? {
+    static func relativePath(for id: RecordID) -> String? {
         fileName(for: id).map { "images/" + $0 }
     }
 
     /// The absolute path of the file named `name` (built as a string: `URL.appendingPathComponent`
     /// stats the file system to decide whether the result is a directory).
-    public func path(named name: String) -> String {
+    func path(named name: String) -> String {
         directoryPath + "/" + name
     }
 
     /// Creates the directory and removes temporary files left by an interrupted run.
     /// Returns how many were removed.
     @discardableResult
-    public func prepare() throws(FileSystemError) -> Int {
+    func prepare() throws(FileSystemError) -> Int {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
@@ -55,19 +55,19 @@ public struct KeyedStore: Sendable {
     /// Writes `data` as the file `name` (an id's `fileName(for:)`), atomically; with `durable`,
     /// fsynced before it is named. Returns the file's stamp, which its journal line records.
     @discardableResult
-    public func write(_ data: Data, named name: String) throws(FileSystemError) -> FileStamp? {
+    func write(_ data: Data, named name: String) throws(FileSystemError) -> FileStamp? {
         try fileSystem.writeAtomically(data, directory: directoryPath, name: name, sync: durable)
     }
 
     /// Flushes the directory entries so renamed files survive power loss (`--durable`).
-    public func syncDirectory() throws(FileSystemError) {
+    func syncDirectory() throws(FileSystemError) {
         try fileSystem.syncDirectory(directoryPath)
     }
 
     /// Removes every `<stem>.png` that some id would be named (`RecordKey`) and `keeping`
     /// refuses (`--prune`); returns how many. Other files are left alone.
     @discardableResult
-    public func prune(keeping: (_ stem: String) -> Bool) -> Int {
+    func prune(keeping: (_ stem: String) -> Bool) -> Int {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         var removed = 0
         for name in names where name.hasSuffix(".png") {
@@ -80,7 +80,7 @@ public struct KeyedStore: Sendable {
     }
 
     /// Removes a record's file (used when a record fails after an earlier success).
-    public func remove(id: RecordID) {
+    func remove(id: RecordID) {
         if let name = Self.fileName(for: id) { fileSystem.remove(path(named: name)) }
     }
 }

@@ -10,25 +10,25 @@ import Foundation
 /// the end of a run or a merge.
 public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The call that failed, as the message names it.
-    public enum Operation: String, Sendable {
+    enum Operation: String, Sendable {
         case create, open, write, fsync, rename
     }
 
     /// What the path is, when the message says so (`cannot open journal ...`).
-    public enum Subject: String, Sendable {
+    enum Subject: String, Sendable {
         case file, directory, journal
         case lockFile = "lock file"
     }
 
-    public var operation: Operation
-    public var subject: Subject
-    public var path: String
+    var operation: Operation
+    var subject: Subject
+    var path: String
     /// The new name, for `rename`.
-    public var destination: String?
-    public var errno: Int32
+    var destination: String?
+    var errno: Int32
 
     /// Call it right after the failing call, passing `errno` before anything can change it.
-    public init(_ operation: Operation, _ subject: Subject = .file, path: String, to destination: String? = nil, errno: Int32) {
+    init(_ operation: Operation, _ subject: Subject = .file, path: String, to destination: String? = nil, errno: Int32) {
         self.operation = operation
         self.subject = subject
         self.path = path
@@ -45,13 +45,13 @@ public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     /// A stable short name for the failure: the call that failed.
-    public var kind: String {
+    var kind: String {
         "cannot-" + operation.rawValue
     }
 
     /// The system's reason (`No space left on device`); for a link met by an open that never
     /// follows one (`openInBundle`), what to do about it.
-    public var reason: String {
+    var reason: String {
         if operation == .open, errno == ELOOP {
             return "it is a symbolic link, which the archiver never writes through; remove it and run again"
         }

@@ -22,7 +22,7 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The stable short name of the failure, as recorded in the manifest.
-    public var kind: String {
+    var kind: String {
         switch self {
         case .httpStatus: "http-status"
         case .timeout: "timeout"
@@ -40,13 +40,13 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The HTTP status for `http-status` failures.
-    public var status: Int? {
+    var status: Int? {
         if case .httpStatus(let code, _) = self { return code }
         return nil
     }
 
     /// Whether another attempt at the same URL may succeed.
-    public var isRetriable: Bool {
+    var isRetriable: Bool {
         switch self {
         case .httpStatus(let code, _): [408, 429, 500, 502, 503, 504].contains(code)
         case .timeout, .network, .truncated: true

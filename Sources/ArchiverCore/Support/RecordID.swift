@@ -18,12 +18,12 @@ public struct RecordID: Sendable, Hashable, Comparable, CustomStringConvertible,
 
     let value: Value
 
-    public init(_ integer: Int) {
+    init(_ integer: Int) {
         value = .integer(integer)
     }
 
     /// The id a string gives: the integer it spells canonically, otherwise the string.
-    public init(_ text: String) {
+    init(_ text: String) {
         value = Self.canonicalInteger(text).map(Value.integer) ?? .string(text)
     }
 
@@ -36,19 +36,19 @@ public struct RecordID: Sendable, Hashable, Comparable, CustomStringConvertible,
     }
 
     /// The integer, for an integer id.
-    public var integer: Int? {
+    var integer: Int? {
         if case .integer(let value) = value { return value }
         return nil
     }
 
     /// The string, for a string id.
-    public var string: String? {
+    var string: String? {
         if case .string(let text) = value { return text }
         return nil
     }
 
     /// The id as text: an integer in decimal.
-    public var text: String {
+    var text: String {
         switch value {
         case .integer(let value): String(value)
         case .string(let text): text
@@ -57,7 +57,7 @@ public struct RecordID: Sendable, Hashable, Comparable, CustomStringConvertible,
 
     /// The name of the record's file in `images/` without `.png` (`RecordKey`); nil when the id
     /// cannot be made a safe name (empty, or over `RecordKey.maxIDBytes`).
-    public var stem: String? {
+    var stem: String? {
         switch value {
         case .integer(let value): String(value)
         case .string(let text): RecordKey.stem(for: text)

@@ -18,13 +18,13 @@ import Foundation
 ///   in `~` and 16 hex digits of the id's SHA-256: `~` never appears otherwise, so such names
 ///   cannot collide with reversible ones; they are reversed through the manifest, not the name.
 /// - Empty ids and ids over 200 bytes cannot be made safe: `stem` is nil (`unsafe-key`).
-public enum RecordKey {
+enum RecordKey {
     /// Longest id accepted, in bytes.
-    public static let maxIDBytes = 200
+    static let maxIDBytes = 200
     static let maxStemBytes = 200
 
     /// The file name without `.png` for a string id; nil if the id cannot be made safe.
-    public static func stem(for id: String) -> String? {
+    static func stem(for id: String) -> String? {
         let bytes = Array(id.utf8)
         guard !bytes.isEmpty, bytes.count <= maxIDBytes else { return nil }
         if let integer = Int(id), String(integer) == id { return id }
@@ -57,7 +57,7 @@ public enum RecordKey {
 
     /// The id a reversible stem was made from; nil for a hashed (`~`) stem or one `stem(for:)`
     /// cannot have made.
-    public static func id(fromStem name: String) -> String? {
+    static func id(fromStem name: String) -> String? {
         var bytes: [UInt8] = []
         var iterator = Array(name.utf8).makeIterator()
         while let byte = iterator.next() {
@@ -73,7 +73,7 @@ public enum RecordKey {
     }
 
     /// Whether `name` is a stem `stem(for:)` can make: one it reverses, or a hashed one.
-    public static func isStem(_ name: String) -> Bool {
+    static func isStem(_ name: String) -> Bool {
         if id(fromStem: name) != nil { return true }
         let bytes = Array(name.utf8)
         guard bytes.count > 17, bytes.count <= maxStemBytes, bytes[bytes.count - 17] == 0x7E else { return false }

@@ -2,9 +2,9 @@ import CLibCrypto
 import Foundation
 
 /// SHA-256 digests through OpenSSL's libcrypto.
-public enum SHA256 {
+enum SHA256 {
     /// The lowercase hex SHA-256 of `data`.
-    public static func hex(_ data: Data) -> String {
+    static func hex(_ data: Data) -> String {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { digest in
             var length: UInt32 = 0
             let ok = data.withUnsafeBytes { raw in

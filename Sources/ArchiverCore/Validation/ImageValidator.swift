@@ -1,11 +1,11 @@
 import Foundation
 
 /// The size of an image that passed validation.
-public struct ImageInfo: Sendable, Equatable {
-    public var width: Int
-    public var height: Int
+struct ImageInfo: Sendable, Equatable {
+    var width: Int
+    var height: Int
 
-    public init(width: Int, height: Int) {
+    init(width: Int, height: Int) {
         self.width = width
         self.height = height
     }
@@ -23,7 +23,7 @@ public enum ValidationMode: String, Sendable, CaseIterable {
 }
 
 /// A check that a body is a whole, well-formed PNG.
-public protocol ImageValidating: Sendable {
+protocol ImageValidating: Sendable {
     /// Returns the image's size, or throws `ItemError.notPNG` / `ItemError.invalidPNG`.
     func validate(_ data: Data) throws(ItemError) -> ImageInfo
 }

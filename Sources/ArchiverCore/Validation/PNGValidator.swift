@@ -2,21 +2,21 @@ internal import CPNG
 import Foundation
 
 /// Validates PNG bodies with libpng: structurally by default, or by decoding every row.
-public struct PNGValidator: ImageValidating {
+struct PNGValidator: ImageValidating {
     /// How thoroughly each body is checked.
-    public let mode: ValidationMode
+    let mode: ValidationMode
     /// The largest width or height accepted; larger images fail from the header alone.
-    public let maxDimension: Int
+    let maxDimension: Int
 
     /// Creates a validator; `maxDimension` must be between 1 and 2^31 - 1.
-    public init(mode: ValidationMode = .structure, maxDimension: Int = 16384) {
+    init(mode: ValidationMode = .structure, maxDimension: Int = 16384) {
         precondition(maxDimension >= 1 && maxDimension <= Int(Int32.max), "maxDimension out of range: \(maxDimension)")
         self.mode = mode
         self.maxDimension = maxDimension
     }
 
     /// Returns the image's size, or throws `.notPNG` (no PNG signature) or `.invalidPNG`.
-    public func validate(_ data: Data) throws(ItemError) -> ImageInfo {
+    func validate(_ data: Data) throws(ItemError) -> ImageInfo {
         var result = cpng_result()
         let fullDecode: Int32 = mode == .full ? 1 : 0
         data.withUnsafeBytes { raw in
