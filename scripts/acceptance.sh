@@ -68,10 +68,10 @@ for i in $(seq 12); do
 done
 "${run[@]}" --out "$work/k"; status=$?
 summary=$(bundle_ok "$work/k"); ok=$?
-n=$(($(requests) - before)); limit=$((4996 + 16 * kills))
+n=$(($(requests) - before)); limit=$((4996 + 24 * kills))
 check "final run exits 0" "$status" "exit $status"
 check "all files byte-identical, no stray files, manifest 5000 done" "$ok" "$summary"
-[ "$n" -le "$limit" ]; check "at most 16 requests redone per interruption" $? "$n requests for $kills interruptions, limit $limit"
+[ "$n" -le "$limit" ]; check "at most 24 requests (3 x --concurrency 8) redone per interruption" $? "$n requests for $kills interruptions, limit $limit"
 before=$(requests)
 start=$(date +%s.%N); "${run[@]}" --out "$work/k"; status=$?
 seconds=$(python3 -c "import time; print(f'{time.time() - $start:.3f}')")
@@ -219,7 +219,7 @@ n=$(($(requests) - before))
 [ "$status" = 1 ]; check "the resumed run exits 1 (the two unsafe ids)" $? "exit $status, $seconds s, $((kib / 1024)) MiB"
 summary=$(ids_ok "$work/s"); ok=$?
 check "safe ids under images/ by their keys, byte-identical; only the unsafe ones fail, each on its own line" "$ok" "$summary"
-[ "$n" -le $((urls + 16)) ]; check "the resume redid at most 16 requests" $? "$n requests for $urls distinct URLs"
+[ "$n" -le $((urls + 24)) ]; check "the resume redid at most 24 requests (3 x --concurrency 8)" $? "$n requests for $urls distinct URLs"
 before=$(requests)
 "${srun[@]}" --catalog "$work/ids.json" --out "$work/s"; n=$(($(requests) - before))
 [ "$n" = 0 ]; check "a rerun makes no request" $? "$n requests"

@@ -234,8 +234,8 @@ public final class Archiver: Sendable {
     /// concurrency + 2 of them at a time, made from the plan only as they are queued (their URLs
     /// read back from the catalog, a bounded number ahead; see `HostLanes` for which host gets a
     /// free slot), so memory does not grow with the catalog. Near the end the operations get
-    /// smaller, so the last URLs spread over every slot. Each operation keeps at most 2 URLs
-    /// between request and journal line (see `FetchOperation`), so at most 2 x concurrency
+    /// smaller, so the last URLs spread over every slot. Each operation keeps at most 3 URLs
+    /// between request and journal line (see `FetchOperation`), so at most 3 x concurrency
     /// requests are redone after a SIGKILL.
     private func feedQueue(_ plan: Plan, stages: PipelineStages, finished host: String? = nil) {
         let concurrency = configuration.concurrency

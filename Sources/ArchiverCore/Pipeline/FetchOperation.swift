@@ -21,9 +21,10 @@ struct PipelineStages: Sendable {
 /// Asynchronous: it holds a queue slot, never a thread, and has at most one request in flight,
 /// so the queue's `maxConcurrentOperationCount` is the number of requests in flight. When a
 /// body arrives, the next URL's request starts at once, from the thread that delivered the body,
-/// as long as at most one earlier URL of this job is still waiting for its journal line: so at
-/// most 2 URLs per slot are between request and journal, which bounds what a SIGKILL makes the
-/// next run redo to 2 x concurrency requests. Running many URLs per operation spares a thread
+/// as long as at most two earlier URLs of this job are still waiting for their journal lines: so
+/// at most 3 URLs per slot are between request and journal, which bounds what a SIGKILL makes
+/// the next run redo to 3 x concurrency requests. (With one, the writer itself started most next
+/// requests, after their journal lines, on the thread the run waits on: bench/README.md.) Running many URLs per operation spares a thread
 /// hand-off per image (an operation starting on a queue thread wakes one). The operation
 /// finishes once its last URL is journaled; `onFinish` then tells the coordinator (on the writer).
 final class FetchOperation: Operation, @unchecked Sendable {
@@ -110,7 +111,7 @@ final class FetchOperation: Operation, @unchecked Sendable {
                 state.finishing = true
                 return .finish
             }
-            guard state.unjournaled <= 1 else { return .none }
+            guard state.unjournaled <= 2 else { return .none }
             state.current = state.next
             state.next += 1
             state.phase = .busy

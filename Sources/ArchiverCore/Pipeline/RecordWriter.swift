@@ -26,7 +26,7 @@ typealias Checked = Result<(info: ImageInfo, sha256: String), ItemError>
 /// written do the outcomes reach the ledger and the jobs end. Creating files in one directory
 /// from many threads only contends on the directory's lock, which is why there is one writer.
 ///
-/// A batch is small (`batchLimit`) unless the run is durable: a job may have only two URLs
+/// A batch is small (`batchLimit`) unless the run is durable: a job may have only three URLs
 /// between request and journal line, so while the writer is busy, every line it holds back
 /// can stall a job's next request (bench/README.md has the measurement). A durable commit
 /// costs two fsyncs, so there batches stay large.
