@@ -1,9 +1,11 @@
 /// One record of the catalog: the JSONPlaceholder `/photos` schema, or the same fields found
 /// under the keys `CatalogOptions` names.
 struct CatalogRecord: Sendable, Equatable, Codable {
+    /// The group the gallery files the record under (`--group`; 0 when the record has none).
     var albumId: Int
     var id: RecordID
     var title: String
+    /// The image URLs as the catalog gives them, before `--mirror`; `--field` picks one.
     var url: String
     var thumbnailUrl: String
     /// Why the image URL cannot be used as it stands (over 8 KiB, not UTF-8); the record then

@@ -33,9 +33,11 @@ struct Manifest: Sendable, Codable, Equatable {
         var id: RecordID
         var albumId: Int
         var title: String
+        /// The catalog's URL, and the one fetched (after `--mirror`).
         var url: String
         var source: String
         var status: ItemRecord.Status
+        /// Relative to the bundle's root: `images/<key>.png`.
         var path: String?
         var bytes: Int64?
         var sha256: String?

@@ -7,7 +7,9 @@ struct PipelineStages: Sendable {
     let writer: RecordWriter
     let ledger: Ledger
     let backoff: Backoff
+    /// Attempts after the first for a failure that may clear up.
     let retries: Int
+    /// The longest `Retry-After`, in seconds, worth waiting for; a longer one fails the URL.
     let maxRetryAfter: Double
     let rateLimiter: RateLimiter?
     /// Concurrent: timers between attempts.

@@ -18,6 +18,8 @@ public struct BundleStatus: Sendable, Codable, Equatable {
     }
 
     var directory: String
+    /// The bundle's records: its manifest's items (before the first manifest, the count the run
+    /// recorded in its options).
     var records: Int
     var done: Int
     var failed: Int

@@ -18,7 +18,9 @@ public struct RunReport: Codable, Sendable, Equatable {
     /// Requests and bytes of this run.
     var requests: Int
     var bytesFetched: Int64
+    /// Bytes of every done item's file, this run's and earlier ones'.
     var bundleBytes: Int64
+    /// Wall time of the run.
     var seconds: Double
     var imagesPerSecond: Double
     var interrupted: Bool
