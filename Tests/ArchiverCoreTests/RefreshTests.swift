@@ -437,3 +437,13 @@ private final class Origin: Sendable {
         return response
     }
 }
+
+extension FileStamp {
+    /// The stamp of the regular file at `path` itself (a link is none): what the tests compare
+    /// to see whether a file was written again.
+    static func of(path: String) -> FileStamp? {
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return FileStamp(info)
+    }
+}

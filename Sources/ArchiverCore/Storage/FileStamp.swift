@@ -19,11 +19,4 @@ struct FileStamp: Sendable, Equatable, Hashable {
         inode = UInt64(info.st_ino)
         modified = Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec)
     }
-
-    /// The stamp of the regular file at `path` itself (a link is none).
-    static func of(path: String) -> FileStamp? {
-        var info = stat()
-        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return FileStamp(info)
-    }
 }
