@@ -234,15 +234,9 @@ struct Plan: Sendable {
         return ItemRecord(id: record.id, url: url, source: source, status: .failed, error: RecordedError(error))
     }
 
-    /// Why a record's id cannot name its file (`RecordKey`): empty, or over
-    /// `RecordKey.maxIDBytes`; nil when it can.
+    /// Why a record's id cannot name its file (`RecordKey.refusal`); nil when it can.
     static func unsafeKey(_ id: RecordID) -> ItemError? {
-        guard let text = id.string else { return nil }
-        if text.isEmpty { return .unsafeKey("an empty id") }
-        if text.utf8.count > RecordKey.maxIDBytes {
-            return .unsafeKey("an id of \(text.utf8.count) bytes, over the limit of \(RecordKey.maxIDBytes)")
-        }
-        return nil
+        id.string.flatMap(RecordKey.refusal(for:)).map(ItemError.unsafeKey)
     }
 
     /// Whether `httpURL(text)` is a URL, without parsing the common simple URL into one: that

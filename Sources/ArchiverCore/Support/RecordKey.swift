@@ -23,10 +23,18 @@ enum RecordKey {
     static let maxIDBytes = 200
     static let maxStemBytes = 200
 
-    /// The file name without `.png` for a string id; nil if the id cannot be made safe.
+    /// Why a string id can have no file name: it is empty, or over `maxIDBytes`; nil when it can.
+    static func refusal(for id: String) -> String? {
+        let count = id.utf8.count
+        if count == 0 { return "an empty id" }
+        if count > maxIDBytes { return "an id of \(count) bytes, over the limit of \(maxIDBytes)" }
+        return nil
+    }
+
+    /// The file name without `.png` for a string id; nil if the id cannot be made safe (`refusal`).
     static func stem(for id: String) -> String? {
+        guard refusal(for: id) == nil else { return nil }
         let bytes = Array(id.utf8)
-        guard !bytes.isEmpty, bytes.count <= maxIDBytes else { return nil }
         if let integer = Int(id), String(integer) == id { return id }
         let base = String(decoding: bytes.prefix { $0 != 0x2E }, as: UTF8.self).lowercased()
         let encodeFirst = reserved.contains(base)
