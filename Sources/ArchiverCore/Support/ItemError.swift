@@ -10,8 +10,14 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
     case truncated(expected: Int64, received: Int64, url: String)
     case tooLarge(limit: Int64, url: String)
     case tooManyRedirects(url: String)
-    case notPNG(String)
-    case invalidPNG(String)
+    /// The body is no image at all (HTML, JSON, empty...).
+    case notImage(String)
+    /// An image in a format `--accept` leaves out.
+    case unacceptedFormat(ImageFormat, accepted: String)
+    /// An image of `format` that is broken (cut short, a bad checksum, corrupt data, a bomb).
+    case invalidImage(ImageFormat, String)
+    /// The body's SHA-256 is not the one the catalog gives (`--sha256 KEY`).
+    case checksumMismatch(expected: String, actual: String, url: String)
     case invalidURL(String)
     case unsafeKey(String)
     case io(String)
@@ -31,8 +37,10 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
         case .truncated: "truncated"
         case .tooLarge: "too-large"
         case .tooManyRedirects: "too-many-redirects"
-        case .notPNG: "not-png"
-        case .invalidPNG: "invalid-png"
+        case .notImage: "not-image"
+        case .unacceptedFormat: "unaccepted-format"
+        case .invalidImage(let format, _): "invalid-" + format.rawValue
+        case .checksumMismatch: "checksum-mismatch"
         case .invalidURL: "invalid-url"
         case .unsafeKey: "unsafe-key"
         case .io: "io"
@@ -65,8 +73,12 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
             "body cut short: \(received) of \(expected) bytes from \(url)"
         case .tooLarge(let limit, let url): "body larger than \(limit) bytes from \(url) (raise --max-bytes)"
         case .tooManyRedirects(let url): "too many redirects from \(url)"
-        case .notPNG(let reason): "not a PNG: \(reason)"
-        case .invalidPNG(let reason): "broken PNG: \(reason)"
+        case .notImage(let reason): "not an image: \(reason)"
+        case .unacceptedFormat(let format, let accepted):
+            "body is a \(format.displayName), which --accept \(accepted) leaves out"
+        case .invalidImage(let format, let reason): "broken \(format.displayName): \(reason)"
+        case .checksumMismatch(let expected, let actual, let url):
+            "sha256 \(actual) from \(url) is not the catalog's \(expected)"
         case .invalidURL(let url): "not an http(s) URL: \(url)"
         case .unsafeKey(let reason): "no safe file name for \(reason)"
         case .io(let reason): "write failed: \(reason)"

@@ -15,7 +15,7 @@ struct PNGValidator: ImageValidating {
         self.maxDimension = maxDimension
     }
 
-    /// Returns the image's size, or throws `.notPNG` (no PNG signature) or `.invalidPNG`.
+    /// Returns the image's size, or throws `.notImage` (no PNG signature) or `.invalidImage(.png, _)`.
     func validate(_ data: Data) throws(ItemError) -> ImageInfo {
         var result = cpng_result()
         let fullDecode: Int32 = mode == .full ? 1 : 0
@@ -29,9 +29,9 @@ struct PNGValidator: ImageValidating {
     /// The image's size, or why a checked body is not a PNG.
     static func verdict(_ result: cpng_result) -> Result<ImageInfo, ItemError> {
         switch result.code {
-        case 0: .success(ImageInfo(width: Int(result.width), height: Int(result.height)))
-        case 1: .failure(.notPNG(message(of: result)))
-        default: .failure(.invalidPNG(message(of: result)))
+        case 0: .success(ImageInfo(format: .png, width: Int(result.width), height: Int(result.height)))
+        case 1: .failure(.notImage(message(of: result)))
+        default: .failure(.invalidImage(.png, message(of: result)))
         }
     }
 

@@ -1,0 +1,16 @@
+import Foundation
+
+/// Validates WebP bodies. (A stand-in until the shim lands: every body is refused.)
+struct WebPValidator: ImageValidating {
+    let mode: ValidationMode
+    let maxDimension: Int
+
+    init(mode: ValidationMode = .structure, maxDimension: Int = 16384) {
+        self.mode = mode
+        self.maxDimension = maxDimension
+    }
+
+    func validate(_ data: Data) throws(ItemError) -> ImageInfo {
+        throw .invalidImage(.webp, "not checked yet")
+    }
+}
