@@ -115,8 +115,8 @@ python3 - "$work/f" <<'PY'; check "each item ends as its fault says, no file for
 import json, os, sys
 out = sys.argv[1]
 want = {"500-then-ok": None, "503-retry-after": None, "429-retry-after": None, "reset-then-ok": None, "redirect": None,
-        "octet-stream": None, "truncated": "truncated", "corrupt-idat": "invalid-png", "html": "not-png", "jpeg": "not-png",
-        "empty": "not-png", "404": "http-status", "410": "http-status", "huge": "too-large", "hang": "timeout",
+        "octet-stream": None, "truncated": "truncated", "corrupt-idat": "invalid-png", "html": "not-image", "jpeg": "invalid-jpeg",
+        "empty": "not-image", "404": "http-status", "410": "http-status", "huge": "too-large", "hang": "timeout",
         "loop": "too-many-redirects", "giant": "invalid-png"}
 bad = 0
 for item in json.load(open(f"{out}/manifest.json"))["items"]:

@@ -18,7 +18,7 @@ public final class FaultRoutes: Sendable {
         ("truncated", "a body always cut short"),
         ("corrupt-idat", "a PNG with one IDAT byte flipped"),
         ("html", "an HTML error page with status 200"),
-        ("jpeg", "a JPEG"),
+        ("jpeg", "a JPEG header and no image"),
         ("empty", "an empty body with status 200"),
         ("404", "HTTP 404"),
         ("410", "HTTP 410"),

@@ -15,7 +15,7 @@ enum RunCommand {
     static let spec = CommandSpec<Options>(
         name: "run",
         synopsis: "archiver run [--catalog PATH|URL] [--out DIR] [--concurrency N] [options]",
-        summary: "Archives a catalog of image records into a verified bundle: DIR/images/<id>.png, manifest.json, index.html.",
+        summary: "Archives a catalog of image records into a verified bundle: DIR/images/<id>.png|.jpg|.webp|.gif, manifest.json, index.html.",
         options: [
             .text("--catalog", "PATH|URL|-", default: RunConfiguration.defaultCatalog,
                   "JSON array, JSON Lines, CSV or TSV of records; - reads standard input") { $0.configuration.catalogSource = $1 },
@@ -69,7 +69,15 @@ enum RunCommand {
                 options.mirrors.append(rule)
             },
             .choice("--validate", as: ValidationMode.self, default: .structure,
-                    "PNG check: chunk structure and CRCs, or a full decode") { $0.configuration.validation = $1 },
+                    "image check: the format's whole structure, or also a full decode of every frame") {
+                $0.configuration.validation = $1
+            },
+            .text("--accept", "LIST", default: "png,jpeg,webp,gif", "image formats to keep; others fail as unaccepted-format") { options, text in
+                guard let accepted = AcceptedFormats(parsing: text) else {
+                    throw UsageError(description: "--accept takes a comma-separated list of png, jpeg, webp, gif, not '\(text)'")
+                }
+                options.configuration.accepted = accepted
+            },
             .integer("--retries", in: 0...10, default: "3", "extra attempts for retriable failures") { $0.configuration.retries = $1 },
             .number("--timeout", "SECONDS", in: 1...3600, unit: "seconds", default: "30", "per attempt, 1 to 3600") {
                 $0.configuration.timeout = $1

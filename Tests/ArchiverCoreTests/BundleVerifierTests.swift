@@ -70,8 +70,8 @@ final class BundleVerifierTests: XCTestCase {
         manifest.items[index].sha256 = SHA256.hex(html)
         try manifest.write(to: fixture.layout.manifest)
         let report = try BundleVerifier().verify(fixture.root)
-        XCTAssertEqual(report.problems.map(\.kind), [.invalidPNG])
-        XCTAssertTrue(report.problems[0].message.hasPrefix("4: not a PNG"), report.problems[0].message)
+        XCTAssertEqual(report.problems.map(\.kind), [.notImage])
+        XCTAssertTrue(report.problems[0].message.hasPrefix("4: not an image"), report.problems[0].message)
     }
 
     func testUnlistedFilesAreUnexpectedButDotFilesAndBookkeepingAreNot() throws {

@@ -107,7 +107,7 @@ final class DurabilityTests: XCTestCase {
         for item in items {
             XCTAssertEqual(item.error?.kind, "io")
             let message = try XCTUnwrap(item.error?.message)
-            let name = try XCTUnwrap(KeyedStore.fileName(for: item.id))
+            let name = try XCTUnwrap(KeyedStore.fileName(for: item.id, format: .png))
             XCTAssertTrue(message.hasPrefix("write failed: cannot create \(images.path)/.partial-\(name)-"), message)
             XCTAssertTrue(message.hasSuffix(": No such file or directory"), message)
         }

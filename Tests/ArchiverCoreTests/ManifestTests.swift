@@ -32,7 +32,7 @@ final class ManifestTests: XCTestCase {
         XCTAssertEqual(lines.filter { $0.hasPrefix("    {\"albumId\"") }.count, 3)
         let done = try XCTUnwrap(lines.first { $0.contains("\"id\": 3,") })
         let keys = done.matches(of: #/"(\w+)": /#).map { String($0.output.1) }
-        XCTAssertEqual(keys, ["albumId", "attempts", "bytes", "height", "id", "path", "sha256", "source", "status", "title", "url", "width"])
+        XCTAssertEqual(keys, ["albumId", "attempts", "bytes", "format", "height", "id", "path", "sha256", "source", "status", "title", "url", "width"])
         XCTAssertEqual(try manifest().encoded(), try manifest().encoded())
         XCTAssertTrue(text.hasPrefix("{\n  \"catalog\": {\"records\": 3, \"sha256\": "))
         XCTAssertTrue(text.hasSuffix("  \"version\": 1\n}\n"))
@@ -49,7 +49,7 @@ final class ManifestTests: XCTestCase {
         let keys = line.matches(of: #/"(\w+)": /#).map { String($0.output.1) }
         XCTAssertEqual(
             keys,
-            ["albumId", "attempts", "bytes", "etag", "height", "id", "lastModified", "path", "sha256", "source", "status", "title", "url", "width"])
+            ["albumId", "attempts", "bytes", "etag", "format", "height", "id", "lastModified", "path", "sha256", "source", "status", "title", "url", "width"])
         XCTAssertEqual(try JSONDecoder().decode(Manifest.self, from: manifest.encoded()), manifest)
         XCTAssertEqual(manifest.items[0].etag, "\"5f-8b\"")
         XCTAssertFalse(String(decoding: try self.manifest().encoded(), as: UTF8.self).contains("etag"), "none when none was sent")

@@ -40,7 +40,7 @@ public struct BundlePacker: Sendable {
         try layout.readManifest { item in
             items += 1
             if item.status == .failed { failed += 1 }
-            if item.status == .done, let path = item.path ?? KeyedStore.relativePath(for: item.id) { listed.insert(path) }
+            if item.status == .done, let path = item.path ?? KeyedStore.relativePath(for: item.id, format: item.format ?? .png) { listed.insert(path) }
         }
         var paths = [BundleLayout.manifestPath]
         var leftOut: [String] = []

@@ -4,7 +4,7 @@ import Glibc
 import Foundation
 
 /// Checks a bundle directory or a packed tarball against its manifest: every done item's file
-/// exists with the recorded size and sha256 and passes the PNG check; files in `images/` that
+/// exists with the recorded size and sha256 and passes its format's check; files in `images/` that
 /// the manifest does not list are unexpected. Failed and pending items are only counted.
 ///
 /// Everything streams: the manifest is read an item at a time (`ManifestReader`) and every file
@@ -13,14 +13,14 @@ import Foundation
 /// is not the manifest's is not read at all; in a tarball, where `images/` comes before
 /// `manifest.json`, each file's facts (not its bytes) are kept until the manifest is read.
 public struct BundleVerifier: Sendable {
-    let validator: PNGValidator
+    let validator: ImageValidator
 
-    /// A verifier with the PNG check of `--validate structure`.
+    /// A verifier with the image checks of `--validate structure`, every format accepted.
     public init() {
-        self.init(validator: PNGValidator())
+        self.init(validator: ImageValidator())
     }
 
-    init(validator: PNGValidator) {
+    init(validator: ImageValidator) {
         self.validator = validator
     }
 

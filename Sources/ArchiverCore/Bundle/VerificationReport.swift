@@ -9,6 +9,13 @@ public struct VerificationReport: Sendable, Codable, Equatable {
             case sizeMismatch = "size-mismatch"
             case sha256Mismatch = "sha256-mismatch"
             case invalidPNG = "invalid-png"
+            case invalidJPEG = "invalid-jpeg"
+            case invalidWebP = "invalid-webp"
+            case invalidGIF = "invalid-gif"
+            /// The file holds no image at all.
+            case notImage = "not-image"
+            /// The file's bytes are an image of another format than its name and item say.
+            case formatMismatch = "format-mismatch"
             case dimensionsMismatch = "dimensions-mismatch"
             case unexpected
         }

@@ -21,7 +21,7 @@ struct VerificationTally {
         case .done:
             report.done += 1
             // A done item without a path whose id names no file has no file to check.
-            let path = item.path ?? KeyedStore.relativePath(for: item.id) ?? "images/"
+            let path = item.path ?? KeyedStore.relativePath(for: item.id, format: item.format ?? .png) ?? "images/"
             if tracksListed { listed.insert(path) }
             return path
         }
@@ -61,7 +61,10 @@ struct VerificationTally {
             return problem(.sha256Mismatch, "sha256 mismatch")
         }
         if let error = facts.imageError {
-            return problem(.invalidPNG, error.description)
+            return problem(VerificationReport.Problem.Kind(rawValue: error.kind) ?? .invalidPNG, error.description)
+        }
+        if let image = facts.image, image.format != ImageFormat.of(fileName: path) || image.format != item.format ?? .png {
+            return problem(.formatMismatch, "the file is a \(image.format.displayName)")
         }
         if let image = facts.image, let width = item.width, let height = item.height,
             image.width != width || image.height != height

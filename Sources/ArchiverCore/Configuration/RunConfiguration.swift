@@ -24,6 +24,8 @@ public struct RunConfiguration: Sendable {
     public var shard: Shard?
     public var mirrors = MirrorMap()
     public var validation: ValidationMode = .structure
+    /// The image formats kept (`--accept`); any other image fails as `unaccepted-format`.
+    public var accepted: AcceptedFormats = .all
     /// Extra attempts after a retriable failure.
     public var retries: Int = 3
     /// Seconds one attempt may take, enforced by the archiver.

@@ -22,12 +22,18 @@ struct ItemRecord: Sendable, Equatable {
     /// The `ETag` and `Last-Modified` the done file was served with (empty when the server sent
     /// none, and in lines of older versions): what `run --refresh` revalidates it with.
     var validators = Validators()
+    /// The done file's format, as its bytes said (PNG in lines of older versions).
+    var format: ImageFormat = .png
+    /// Frames of an animated done file; 1 for a still image.
+    var frames: Int = 1
 
     init(
         id: RecordID, url: String, source: String, status: Status, bytes: Int64 = 0, sha256: String = "",
         width: Int = 0, height: Int = 0, attempts: Int = 0, error: RecordedError? = nil, file: FileStamp? = nil,
-        validators: Validators = Validators()
+        validators: Validators = Validators(), format: ImageFormat = .png, frames: Int = 1
     ) {
+        self.format = format
+        self.frames = frames
         self.validators = validators
         self.id = id
         self.url = url

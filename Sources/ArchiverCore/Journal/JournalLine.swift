@@ -6,7 +6,9 @@ import Glibc
 /// field can never contain a tab or a newline. Cheap to write with one `write` and to replay
 /// a million of (no JSON parsing). The inode and mtime of a done file came in later: a line
 /// without them is still read (its file is then checked by size alone); so did its validators
-/// (`ETag` and `Last-Modified`, an empty field for one the server did not send), after them.
+/// (`ETag` and `Last-Modified`, an empty field for one the server did not send), after them;
+/// and last the format and frame count, written only for an image that is not a still PNG, so
+/// a PNG's line reads as it always did.
 ///
 /// Fields are escaped and compared as bytes, never as Characters: a tab followed by a combining
 /// mark is one Character but must still be escaped, and two spellings Unicode calls equal are
@@ -19,8 +21,9 @@ import Glibc
 /// `"007` is the string `007` and `7` the integer 7, and any id survives (tabs, newlines,
 /// backslashes, `%`).
 ///
-///     done    <id> <url> <source> <bytes> <sha256> <width> <height> <attempts> [<inode> <mtime-ns> [<etag> <last-modified>]]
-///             (inode and mtime are `-` when unknown and validators follow)
+///     done    <id> <url> <source> <bytes> <sha256> <width> <height> <attempts> [<inode> <mtime-ns> [<etag> <last-modified> [<format> <frames>]]]
+///             (inode and mtime are `-` when unknown and validators follow; validators are
+///             empty fields when the server sent none and the format follows)
 ///     failed  <id> <url> <source> <attempts> <kind> <status or -> <message>
 ///     pending <id> <url> <source>        (an earlier line no longer holds: fetch again)
 enum JournalLine {
@@ -46,17 +49,22 @@ enum JournalLine {
             field(record.width, &bytes)
             field(record.height, &bytes)
             field(record.attempts, &bytes)
+            let typed = record.format != .png || record.frames != 1
             if let file = record.file {
                 bytes.append(0x09)
                 bytes.appendDecimal(file.inode)
                 field(Int(file.modified), &bytes)
-            } else if !record.validators.isEmpty {
+            } else if !record.validators.isEmpty || typed {
                 field("-", &bytes)
                 field("-", &bytes)
             }
-            if !record.validators.isEmpty {
+            if !record.validators.isEmpty || typed {
                 field(escape(record.validators.etag ?? ""), &bytes)
                 field(escape(record.validators.lastModified ?? ""), &bytes)
+            }
+            if typed {
+                field(record.format.rawValue, &bytes)
+                field(record.frames, &bytes)
             }
         case .failed:
             let error = record.error ?? RecordedError(kind: "io", message: "unknown")
@@ -112,6 +120,7 @@ enum JournalLine {
             else { return nil }
             var file: FileStamp?
             var validators = Validators()
+            var format = ImageFormat.png, frames = 1
             if !cursor.atEnd {
                 guard let inodeField = cursor.next(), let modifiedField = cursor.next() else { return nil }
                 if !(isDash(inodeField) && isDash(modifiedField)) {
@@ -119,15 +128,21 @@ enum JournalLine {
                     file = FileStamp(inode: inode, modified: Int64(modified))
                 }
                 if !cursor.atEnd {
-                    guard let etag = cursor.next(), let lastModified = cursor.next(), cursor.atEnd else { return nil }
+                    guard let etag = cursor.next(), let lastModified = cursor.next() else { return nil }
                     validators = Validators(
                         etag: etag.isEmpty ? nil : text(etag), lastModified: lastModified.isEmpty ? nil : text(lastModified))
+                    if !cursor.atEnd {
+                        guard let formatField = cursor.next(), let named = ImageFormat(rawValue: text(formatField)),
+                            let count = cursor.next().flatMap(integer), dimensions.contains(count), cursor.atEnd
+                        else { return nil }
+                        (format, frames) = (named, count)
+                    }
                 }
             }
             return ItemRecord(
                 id: id, url: text(urlField), source: text(sourceField), status: .done, bytes: Int64(bytes),
                 sha256: text(sha), width: width, height: height, attempts: attempts, file: file,
-                validators: validators)
+                validators: validators, format: format, frames: frames)
         }
         if kind.elementsEqual("pending".utf8) {
             guard cursor.atEnd else { return nil }

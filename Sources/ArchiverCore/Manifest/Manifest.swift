@@ -37,8 +37,12 @@ struct Manifest: Sendable, Codable, Equatable {
         var url: String
         var source: String
         var status: ItemRecord.Status
-        /// Relative to the bundle's root: `images/<key>.png`.
+        /// Relative to the bundle's root: `images/<key>.png` (`.jpg`, `.webp`, `.gif` by format).
         var path: String?
+        /// The done file's format, as its bytes said.
+        var format: ImageFormat?
+        /// Frames of an animated done file; absent for a still image.
+        var frames: Int?
         var bytes: Int64?
         var sha256: String?
         var width: Int?
@@ -82,7 +86,9 @@ struct Manifest: Sendable, Codable, Equatable {
             source: outcome?.source ?? mirrors.resolve(url), status: outcome?.status ?? .pending,
             attempts: outcome?.attempts ?? 0)
         if let outcome, outcome.status == .done {
-            item.path = KeyedStore.relativePath(for: record.id)
+            item.path = KeyedStore.relativePath(for: record.id, format: outcome.format)
+            item.format = outcome.format
+            item.frames = outcome.frames == 1 ? nil : outcome.frames
             item.bytes = outcome.bytes
             item.sha256 = outcome.sha256
             item.width = outcome.width

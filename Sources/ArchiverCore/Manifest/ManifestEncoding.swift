@@ -89,6 +89,8 @@ enum ManifestEncoding {
             out.append(0x7D)
         }
         if let etag = item.etag { key("etag"); JSONText.string(etag, into: &out) }
+        if let format = item.format { key("format"); JSONText.string(format.rawValue, into: &out) }
+        if let frames = item.frames { key("frames"); number(frames) }
         if let height = item.height { key("height"); number(height) }
         key("id")
         switch item.id.value {

@@ -81,7 +81,8 @@ public final class Archiver: Sendable {
         self.configuration = configuration
         self.fetcher = fetcher
         self.validator =
-            validator ?? PNGValidator(mode: configuration.validation, maxDimension: configuration.maxDimension)
+            validator ?? ImageValidator(
+                mode: configuration.validation, maxDimension: configuration.maxDimension, accepted: configuration.accepted)
         self.fileSystem = fileSystem
         self.backoff = backoff
         self.log = log
@@ -156,7 +157,7 @@ public final class Archiver: Sendable {
         if config.prune {
             let records = catalog.records
             var hashed: Set<String>?
-            store.prune { stem in
+            store.prune { stem, _ in
                 if let id = RecordKey.id(fromStem: stem) { return records.position(ofID: RecordID(id)) != nil }
                 if hashed == nil { hashed = records.hashedStems() }
                 return hashed!.contains(stem)

@@ -95,8 +95,9 @@ enum BundleAdoption {
     /// (hashed 64 KiB at a time; a file of another size is not read).
     private static func verified(_ item: Manifest.Item, images: OpenDirectory?) -> ItemRecord? {
         guard let images, let bytes = item.bytes, let sha256 = item.sha256, let width = item.width,
-            let height = item.height, width > 0, height > 0,
-            item.path == KeyedStore.relativePath(for: item.id), let name = KeyedStore.fileName(for: item.id)
+            let height = item.height, width > 0, height > 0, let format = Optional(item.format ?? .png),
+            item.path == KeyedStore.relativePath(for: item.id, format: format),
+            let name = KeyedStore.fileName(for: item.id, format: format)
         else { return nil }
         let fd = images.openFile(name)
         guard fd >= 0 else { return nil }
@@ -111,7 +112,8 @@ enum BundleAdoption {
         return ItemRecord(
             id: item.id, url: item.url, source: item.source, status: .done, bytes: bytes, sha256: sha256, width: width,
             height: height, attempts: item.attempts, file: stamp,
-            validators: Validators(etag: item.etag, lastModified: item.lastModified))
+            validators: Validators(etag: item.etag, lastModified: item.lastModified), format: format,
+            frames: item.frames ?? 1)
     }
 
     /// Removes a journal adoption began: the directory is left as it was found.

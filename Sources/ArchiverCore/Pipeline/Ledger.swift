@@ -31,8 +31,9 @@ final class Ledger: Sendable {
         /// the journal index's outcome stands (as for `kept`), but it is not written out yet.
         enum Code: UInt8 { case none, done, failed, kept, revalidating }
         var digest: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        /// `bytes` (40 bits: `--max-bytes` is at most 2^40), `attempts` (8) and `code` (8) in
-        /// one word, so an outcome is 64 bytes rather than 72 (100,000 records: 0.8 MB).
+        /// `bytes` (40 bits: `--max-bytes` is at most 2^40), `attempts` (8), `code` (8) and the
+        /// image format (8) in one word, so an outcome is 64 bytes rather than 72 (100,000
+        /// records: 0.8 MB).
         private var packed: UInt64 = 0
         var width: Int32 = 0
         var height: Int32 = 0
@@ -56,12 +57,19 @@ final class Ledger: Sendable {
             get { Code(rawValue: UInt8(packed >> 48 & 0xFF)) ?? .none }
             set { packed = packed & ~(0xFF << 48) | UInt64(newValue.rawValue) << 48 }
         }
+
+        var format: ImageFormat {
+            get { ImageFormat.allCases[Int(packed >> 56) % ImageFormat.allCases.count] }
+            set { packed = packed & ~(0xFF << 56) | UInt64(ImageFormat.allCases.firstIndex(of: newValue)!) << 56 }
+        }
     }
 
     private struct State {
         var outcomes: [Outcome]
         /// Errors of failed outcomes, by position.
         var errors: [Int32: RecordedError] = [:]
+        /// Frame counts of animated done outcomes (few), by position.
+        var frames: [Int32: Int] = [:]
         /// Fetched URLs that are not what `--mirror` makes of the catalog URL, by position.
         var sources: [Int32: String] = [:]
         /// Where each position's validators are in `validators` (once any exists; 0 for none).
@@ -113,7 +121,9 @@ final class Ledger: Sendable {
                 outcome.attempts = Int32(clamping: record.attempts)
                 outcome.inode = record.file?.inode ?? 0
                 outcome.modified = record.file?.modified ?? 0
+                outcome.format = record.format
                 state.outcomes[position] = outcome
+                state.frames[key] = record.status == .done && record.frames != 1 ? record.frames : nil
                 state.errors[key] = record.status == .failed ? record.error : nil
                 state.sources[key] = mirrors.resolves(record.url, to: record.source) ? nil : record.source
                 store(record.status == .done ? record.validators : Validators(), at: position, in: &state)
@@ -191,6 +201,7 @@ final class Ledger: Sendable {
         fileprivate var error: RecordedError?
         fileprivate var source: String?
         fileprivate var validators: ValidatorArena.Span = 0
+        fileprivate var frames = 1
     }
 
     /// The outcomes at `positions`, from the first, as far as each has one (with `all`, every
@@ -217,7 +228,8 @@ final class Ledger: Sendable {
         return Snapshot(
             outcome: outcome, error: outcome.code == .failed ? state.errors[position] : nil,
             source: state.sources.isEmpty ? nil : state.sources[position],
-            validators: outcome.code == .done && !state.validatorSpans.isEmpty ? state.validatorSpans[Int(position)] : 0)
+            validators: outcome.code == .done && !state.validatorSpans.isEmpty ? state.validatorSpans[Int(position)] : 0,
+            frames: state.frames.isEmpty ? 1 : state.frames[position] ?? 1)
     }
 
     /// The outcome of `record` (at `position`), if it has one for the URL it has now.
@@ -241,7 +253,7 @@ final class Ledger: Sendable {
                 sha256: outcome.code == .done ? Self.hex(outcome.digest) : "", width: Int(outcome.width),
                 height: Int(outcome.height), attempts: Int(outcome.attempts), error: error,
                 file: outcome.inode == 0 ? nil : FileStamp(inode: outcome.inode, modified: outcome.modified),
-                validators: validators.validators(snapshot.validators))
+                validators: validators.validators(snapshot.validators), format: outcome.format, frames: snapshot.frames)
         }
     }
 

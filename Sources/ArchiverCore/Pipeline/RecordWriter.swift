@@ -116,13 +116,14 @@ final class RecordWriter: @unchecked Sendable {
                 continue
             }
             do {
-                let stamp = try store(data, id: target.id)
+                let stamp = try store(data, id: target.id, format: facts.info.format)
                 written += Int64(data.count)
                 records.append(
                     ItemRecord(
                         id: target.id, url: target.url, source: job.address, status: .done,
                         bytes: Int64(data.count), sha256: facts.sha256, width: facts.info.width,
-                        height: facts.info.height, attempts: attempts, file: stamp, validators: validators))
+                        height: facts.info.height, attempts: attempts, file: stamp, validators: validators,
+                        format: facts.info.format, frames: facts.info.frames))
                 if target.previous != nil { changed += 1 }
             } catch {
                 // The write failed: a revalidated target's old file is still in place and stands.
@@ -140,9 +141,9 @@ final class RecordWriter: @unchecked Sendable {
 
     /// Writes `data` as the file of `id`: where a file-system failure becomes the item's `io`
     /// outcome (with the failure's message).
-    private func store(_ data: Data, id: RecordID) throws(ItemError) -> FileStamp? {
+    private func store(_ data: Data, id: RecordID, format: ImageFormat) throws(ItemError) -> FileStamp? {
         // The plan fails an unsafe id before its URL is fetched; this is the last guard.
-        guard let name = KeyedStore.fileName(for: id) else { throw .unsafeKey("the id \(id)") }
+        guard let name = KeyedStore.fileName(for: id, format: format) else { throw .unsafeKey("the id \(id)") }
         do {
             return try files.write(data, named: name)
         } catch {
@@ -211,6 +212,12 @@ final class RecordWriter: @unchecked Sendable {
                 records[index].error = RecordedError(ItemError(error))
             }
             bytes = 0
+        }
+        // A done image's file in another format (its URL served a PNG before and a JPEG now, or
+        // a run killed before its journal line left one) goes only once the line naming the new
+        // file is written: until then the old line and its file stand.
+        for record in records where record.status == .done {
+            files.remove(id: record.id, except: record.format)
         }
         ledger.record(records, bytes: bytes)
         let continuations = afterCommit

@@ -19,7 +19,7 @@ final class ResumeCheck {
 
     /// Whether `record`'s file is intact; counts it in `changed` when it is there but is not.
     func isIntact(_ record: ItemRecord) -> Bool {
-        guard let name = KeyedStore.fileName(for: record.id), let images, let facts = images.facts(of: name) else { return false }
+        guard let name = KeyedStore.fileName(for: record.id, format: record.format), let images, let facts = images.facts(of: name) else { return false }
         guard facts.size == record.bytes, record.file.map({ $0 == facts.stamp }) ?? true,
             !recheck || hashMatches(record, images: images, name: name)
         else {

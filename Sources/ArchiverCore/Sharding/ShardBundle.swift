@@ -57,7 +57,7 @@ struct ShardBundle: Sendable {
     func copyImages(with copier: ImageCopier) throws(MergeError) -> [String] {
         var expected: [String: Manifest.Item] = [:]
         for item in manifest.items where item.status == .done {
-            expected[item.path ?? KeyedStore.relativePath(for: item.id) ?? "images/"] = item
+            expected[item.path ?? KeyedStore.relativePath(for: item.id, format: item.format ?? .png) ?? "images/"] = item
         }
         var problems: [String] = []
         var copied = Set<String>()

@@ -17,15 +17,22 @@ struct KeyedStore: Sendable {
         self.durable = durable
     }
 
-    /// The file name for a record id: `<id>.png` for an integer, the `RecordKey` stem of a
-    /// string (which is one name inside the directory); nil for an id that cannot be made safe.
-    static func fileName(for id: RecordID) -> String? {
-        id.stem.map { $0 + ".png" }
+    /// The file name for a record id's image in `format`: `<id>.png` (`.jpg`, `.webp`, `.gif`)
+    /// for an integer, the `RecordKey` stem of a string (which is one name inside the directory)
+    /// and the extension; nil for an id that cannot be made safe.
+    static func fileName(for id: RecordID, format: ImageFormat) -> String? {
+        id.stem.map { $0 + "." + format.fileExtension }
     }
 
     /// The path relative to the bundle root that the manifest records.
-    static func relativePath(for id: RecordID) -> String? {
-        fileName(for: id).map { "images/" + $0 }
+    static func relativePath(for id: RecordID, format: ImageFormat) -> String? {
+        fileName(for: id, format: format).map { "images/" + $0 }
+    }
+
+    /// Whether `path` (as a manifest records it) is the file an item with `id` may have: its
+    /// own stem in `images/` with one of the formats' extensions; the format is returned.
+    static func format(ofPath path: String, for id: RecordID) -> ImageFormat? {
+        ImageFormat.allCases.first { relativePath(for: id, format: $0) == path }
     }
 
     /// The absolute path of the file named `name` (built as a string: `URL.appendingPathComponent`
@@ -64,23 +71,33 @@ struct KeyedStore: Sendable {
         try fileSystem.syncDirectory(directoryPath)
     }
 
-    /// Removes every `<stem>.png` that some id would be named (`RecordKey`) and `keeping`
-    /// refuses (`--prune`); returns how many. Other files are left alone.
+    /// Removes every `<stem>.<ext>` (any format's extension) that some id would be named
+    /// (`RecordKey`) and `keeping` refuses (`--prune`): `keeping` gets the stem and the
+    /// format the name says. Returns how many. Other files are left alone.
     @discardableResult
-    func prune(keeping: (_ stem: String) -> Bool) -> Int {
+    func prune(keeping: (_ stem: String, _ format: ImageFormat) -> Bool) -> Int {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         var removed = 0
-        for name in names where name.hasSuffix(".png") {
-            let stem = String(name.dropLast(4))
-            guard RecordKey.isStem(stem), !keeping(stem) else { continue }
+        for name in names {
+            guard let format = ImageFormat.of(fileName: name), name.hasSuffix("." + format.fileExtension) else { continue }
+            let stem = String(name.dropLast(format.fileExtension.count + 1))
+            guard RecordKey.isStem(stem), !keeping(stem, format) else { continue }
             fileSystem.remove(path(named: name))
             removed += 1
         }
         return removed
     }
 
-    /// Removes a record's file (used when a record fails after an earlier success).
+    /// Removes a record's file in every format (used when a record fails after an earlier success).
     func remove(id: RecordID) {
-        if let name = Self.fileName(for: id) { fileSystem.remove(path(named: name)) }
+        remove(id: id, except: nil)
+    }
+
+    /// Removes a record's files in every format but `kept`: what a record whose image changed
+    /// format (`--refresh`) leaves behind once its new file is journaled.
+    func remove(id: RecordID, except kept: ImageFormat?) {
+        for format in ImageFormat.allCases where format != kept {
+            if let name = Self.fileName(for: id, format: format) { fileSystem.remove(path(named: name)) }
+        }
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// An image format the archiver can check and keep, decided by a body's first bytes only: never
 /// by the URL, the file name or the `Content-Type` a server sends.
-public enum ImageFormat: String, Sendable, CaseIterable, Comparable {
+public enum ImageFormat: String, Sendable, CaseIterable, Comparable, Codable {
     case png, jpeg, webp, gif
 
     /// The extension of the format's files in `images/`: `7.png`, `7.jpg`, `7.webp`, `7.gif`.
