@@ -40,6 +40,9 @@ enum RunCommand {
             .text("--group", "KEY", default: "albumId", "the key of the integer the gallery groups by (optional in a record)") { options, text in
                 options.configuration.catalog.groupKey = text
             },
+            .text("--sha256", "KEY", "the key (or CSV column) of each image's expected SHA-256 in hex; a body that differs fails as checksum-mismatch") { options, text in
+                options.configuration.catalog.sha256Key = text
+            },
             .text("--out", "DIR", default: "./archive", "the bundle directory") {
                 $0.configuration.outputDirectory = URL(fileURLWithPath: $1)
             },

@@ -117,6 +117,7 @@ struct CSVColumns: Sendable {
     var thumbnailUrl: Int?
     var title: Int?
     var group: Int?
+    var sha256: Int?
 
     /// The record in `row`, its values read as a JSON record's strings would be.
     func record(_ bytes: UnsafeBufferPointer<UInt8>, _ row: CSVRow, fields: CatalogParser.Fields, schema: CatalogSchema) throws(CatalogParser.Failure) -> CatalogRecord {
@@ -139,6 +140,7 @@ struct CSVColumns: Sendable {
             albumId: groupValue, id: idValue, title: fields.contains(.title) ? text(title) ?? "" : "",
             url: fields.contains(.url) ? text(url) ?? "" : "",
             thumbnailUrl: fields.contains(.thumbnailUrl) ? text(thumbnailUrl) ?? "" : "")
+        if fields.contains(.sha256) { record.sha256 = text(sha256) }
         let image = fields.contains(.url) ? record.url : record.thumbnailUrl
         if image.utf8.count > CatalogSchema.maxURLBytes {
             record.urlProblem = "a URL of \(image.utf8.count) bytes, over the limit of \(CatalogSchema.maxURLBytes)"

@@ -42,6 +42,8 @@ public struct CatalogOptions: Sendable, Equatable {
     var field: ImageField = .url
     public var titleKey = "title"
     public var groupKey = "albumId"
+    /// The key (CSV: column) of each image's expected SHA-256 in hex (`--sha256`); nil for none.
+    public var sha256Key: String?
 
     init() {}
 
@@ -61,6 +63,9 @@ final class CatalogSchema: Sendable {
     let id: [UInt8]
     let title: [UInt8]
     let group: [UInt8]
+    /// The key of the expected SHA-256 (`--sha256`); nil when none was named.
+    let sha256: [UInt8]?
+    let sha256Name: String?
     /// The key whose value goes in `CatalogRecord.url`: `--field`, or `url` when that is `thumbnailUrl`.
     let url: [UInt8]
     let thumbnailUrl: [UInt8] = Array("thumbnailUrl".utf8)
@@ -71,6 +76,8 @@ final class CatalogSchema: Sendable {
         id = Array(options.idKey.utf8)
         title = Array(options.titleKey.utf8)
         group = Array(options.groupKey.utf8)
+        sha256 = options.sha256Key.map { Array($0.utf8) }
+        sha256Name = options.sha256Key
         url = Array((options.field == .thumbnailUrl ? "url" : options.field.rawValue).utf8)
         idName = options.idKey
         groupName = options.groupKey

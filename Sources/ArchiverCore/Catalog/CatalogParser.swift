@@ -28,6 +28,8 @@ struct CatalogParser {
         static let title = Fields(rawValue: 1)
         static let url = Fields(rawValue: 2)
         static let thumbnailUrl = Fields(rawValue: 4)
+        /// The expected SHA-256, when the schema names its key.
+        static let sha256 = Fields(rawValue: 8)
         static let all: Fields = [.title, .url, .thumbnailUrl]
 
         /// The field that holds the image URL.
@@ -59,12 +61,12 @@ struct CatalogParser {
     }
 
     private enum Key {
-        case id, group, title, url, thumbnailUrl, other
+        case id, group, title, url, thumbnailUrl, sha256, other
     }
 
     mutating func object(_ fields: Fields) throws(Failure) -> CatalogRecord {
         let start = index
-        var group: Int?, id: RecordID?, title: String?, url: String?, thumbnailUrl: String?
+        var group: Int?, id: RecordID?, title: String?, url: String?, thumbnailUrl: String?, sha256: String?
         var urlProblem: String?, thumbnailProblem: String?
         skipSpace()
         guard try peek() == 0x7B else { throw invalid("a record is not a JSON object") }
@@ -86,6 +88,7 @@ struct CatalogParser {
                 case .title: title = try string(named: "title", making: fields.contains(.title))
                 case .url: (url, urlProblem) = try urlValue(fields.contains(.url))
                 case .thumbnailUrl: (thumbnailUrl, thumbnailProblem) = try urlValue(fields.contains(.thumbnailUrl))
+                case .sha256: sha256 = try string(named: schema.sha256Name ?? "sha256", making: fields.contains(.sha256))
                 case .other: try skipValue()
                 }
                 skipSpace()
@@ -104,6 +107,7 @@ struct CatalogParser {
         }
         var record = CatalogRecord(albumId: group ?? 0, id: id, title: title ?? "", url: url ?? "", thumbnailUrl: thumbnailUrl ?? "")
         record.urlProblem = fields.contains(.url) ? urlProblem : thumbnailProblem
+        record.sha256 = fields.contains(.sha256) ? sha256 : nil
         return record
     }
 
@@ -147,6 +151,7 @@ struct CatalogParser {
         if equal(schema.thumbnailUrl) { return .thumbnailUrl }
         if equal(schema.title) { return .title }
         if equal(schema.group) { return .group }
+        if let sha256 = schema.sha256, equal(sha256) { return .sha256 }
         return .other
     }
 

@@ -11,6 +11,9 @@ struct CatalogRecord: Sendable, Equatable, Codable {
     /// Why the image URL cannot be used as it stands (over 8 KiB, not UTF-8); the record then
     /// fails alone as `invalid-url` with this short reason, and its `url` is empty.
     var urlProblem: String?
+    /// The SHA-256 the catalog expects of the image (`--sha256 KEY`), as the catalog wrote it;
+    /// nil when there is no such key or it was not asked for.
+    var sha256: String?
 
     init(albumId: Int, id: RecordID, title: String, url: String, thumbnailUrl: String) {
         self.albumId = albumId

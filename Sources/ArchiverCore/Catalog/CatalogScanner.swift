@@ -214,10 +214,13 @@ struct CatalogScanner {
         guard let id = column(options.idKey) else {
             throw Failure(detail: "row 1: the header has no \"\(options.idKey)\" column (it has \(names.prefix(8).map { "\"\(Self.printable($0))\"" }.joined(separator: ", ")))")
         }
+        if let key = options.sha256Key, column(key) == nil {
+            throw Failure(detail: "row 1: the header has no \"\(Self.printable(key))\" column for --sha256")
+        }
         let urlKey = options.field == .thumbnailUrl ? "url" : options.field.rawValue
         let columns = CSVColumns(
             delimiter: delimiter, count: names.count, id: id, url: column(urlKey), thumbnailUrl: column("thumbnailUrl"),
-            title: column(options.titleKey), group: column(options.groupKey))
+            title: column(options.titleKey), group: column(options.groupKey), sha256: options.sha256Key.flatMap(column))
         while true {
             guard ensure(1) else { throw readFailure() }
             if position >= count, atEOF { break }

@@ -10,19 +10,22 @@ struct FetchJob: Sendable {
         /// `previous`, boxed: an `ItemRecord` in place made every queued target 256 bytes, and at
         /// `--concurrency 1024` up to about 40,000 are read ahead or in operations; 48 this way.
         private let revalidation: Revalidation?
+        /// The SHA-256 the catalog expects of the body (`--sha256`), as written there.
+        var expectedSHA256: String?
 
         /// With `--refresh`, the done outcome being revalidated: it stands unless the server
         /// sends other bytes.
         var previous: ItemRecord? { revalidation?.record }
 
-        init(id: RecordID, url: String, previous: ItemRecord? = nil) {
+        init(id: RecordID, url: String, previous: ItemRecord? = nil, expectedSHA256: String? = nil) {
             self.id = id
             self.url = url
+            self.expectedSHA256 = expectedSHA256
             revalidation = previous.map(Revalidation.init)
         }
 
         static func == (a: Target, b: Target) -> Bool {
-            a.id == b.id && a.url == b.url && a.previous == b.previous
+            a.id == b.id && a.url == b.url && a.previous == b.previous && a.expectedSHA256 == b.expectedSHA256
         }
     }
 
@@ -174,13 +177,18 @@ struct Plan: Sendable {
     /// Job `index`, its URL and targets read back from the catalog; nil only if the catalog
     /// was edited during the run and the URL no longer reads (the run then ends with an error).
     func job(_ index: Int, reader: inout CatalogReader) -> FetchJob? {
-        let first = reader.record(Int(jobs[index]), fields: .image(field))
+        let fields: CatalogParser.Fields = [.image(field), .sha256]
+        let first = reader.record(Int(jobs[index]), fields: fields)
         let url = first.url(for: field)
-        var targets = [FetchJob.Target(id: first.id, url: url, previous: revalidated(Int(jobs[index]), id: first.id))]
+        var targets = [
+            FetchJob.Target(id: first.id, url: url, previous: revalidated(Int(jobs[index]), id: first.id), expectedSHA256: first.sha256)
+        ]
         for position in sharers[index] ?? [] {
-            let record = reader.record(Int(position), fields: .image(field))
+            let record = reader.record(Int(position), fields: fields)
             targets.append(
-                FetchJob.Target(id: record.id, url: record.url(for: field), previous: revalidated(Int(position), id: record.id)))
+                FetchJob.Target(
+                    id: record.id, url: record.url(for: field), previous: revalidated(Int(position), id: record.id),
+                    expectedSHA256: record.sha256))
         }
         return Self.httpURL(mirrors.resolve(url)).map { FetchJob(source: $0, targets: targets) }
     }

@@ -104,6 +104,17 @@ final class RecordWriter: @unchecked Sendable {
         var same: [RecordID] = []
         var changed = 0, revalidated = 0
         for target in job.targets {
+            if let expected = target.expectedSHA256, !SHA256.matches(expected, facts.sha256) {
+                let error = ItemError.checksumMismatch(expected: expected, actual: facts.sha256, url: job.address)
+                // Never stored: a revalidated target keeps the file it had, a new one gets none.
+                if target.previous != nil {
+                    ledger.revalidated([target.id], .failed(RecordedError(error)))
+                } else {
+                    records.append(failure(job, error, target: target, attempts: attempts))
+                    files.remove(id: target.id)
+                }
+                continue
+            }
             if let previous = target.previous, previous.bytes == Int64(data.count), previous.sha256 == facts.sha256 {
                 if previous.validators == validators {
                     same.append(target.id)
