@@ -8,6 +8,8 @@
 #   scripts/bench.sh [path/to/archiver]      (make bench builds and passes the release binary)
 #   BENCH_ROUNDS=3    rounds of every 5000-record case (the table shows medians)
 #   BENCH_SCALE=1     0 skips the 100,000-record archiver run
+#   BENCH_JPEG=1      0 skips the JPEG case (the same URLs serving JPEGs: archiver, curl, and
+#                     the archiver with --validate full; installs imagemagick to make them)
 #   BENCH_KEEP=1      keep the work directory (logs, nginx access log, outputs) for a look
 #   BENCH_RESULTS=F   where the table goes (default bench/results.md)
 #   BENCH_WAN=1       0 skips the far-server cases (scripts/bench-wan.sh, which has its own
@@ -184,6 +186,28 @@ if [ "$scale" != 0 ]; then
     done
 fi
 
+if [ "${BENCH_JPEG:-1}" != 0 ]; then
+    # The same URLs answering with JPEGs (quality 90, baseline, made once by ImageMagick from
+    # the PNGs in place), so the archiver's JPEG path meets curl on the same bytes.
+    install_missing bench imagemagick
+    archive[3]=$catalog   # the scaling case pointed --catalog at the 100,000-record one
+    find "$work/root" -type f -print0 | xargs -0 -n 500 mogrify -format jpg -quality 90
+    find "$work/root" -type f -name '*.jpg' -exec sh -c 'for f; do mv "$f" "${f%.jpg}"; done' sh {} +
+    head -c 3 "$work/root$(head -n1 "$work/paths.txt")" | od -An -tx1 | grep -q 'ff d8 ff' \
+        || { echo "bench: the JPEGs were not made" >&2; exit 1; }
+    for round in $(seq "$rounds"); do
+        run_archiver_jpeg() { local out; out=$(fresh archiver-jpeg); measure archiver-jpeg "$round" "$out/images" "$n" "${archive[@]}" --out "$out"; }
+        run_curl_jpeg() {
+            local out; out=$(fresh curl-jpeg)
+            measure curl-jpeg "$round" "$out" "$n" \
+                curl --parallel --parallel-max "$concurrency" --no-progress-meter --fail --output-dir "$out" -K "$work/curl.cfg"
+        }
+        if ((round % 2)); then run_archiver_jpeg; run_curl_jpeg; else run_curl_jpeg; run_archiver_jpeg; fi
+        out=$(fresh archiver-jpeg-full)
+        measure archiver-jpeg-full "$round" "$out/images" "$n" "${archive[@]}" --out "$out" --validate full
+    done
+fi
+
 # The report: a header line saying where the numbers come from, the table, the scaling ratios.
 mkdir -p bench
 {
@@ -212,14 +236,15 @@ print("| case | runs ok | wall s | CPU s | peak RSS MiB | images/s | requests | 
 print("|---|---|---|---|---|---|---|---|---|")
 for case, by_round in runs.items():
     count = 100_000 if case == "archiver-100k" else n
-    ratios = [r["wall"] / runs["archiver"][k]["wall"] for k, r in by_round.items()
-              if k in runs["archiver"] and case != "archiver-100k"]
+    base = runs["archiver-jpeg" if "jpeg" in case else "archiver"]
+    ratios = [r["wall"] / base[k]["wall"] for k, r in by_round.items() if k in base and case != "archiver-100k"]
     ratio = f"{statistics.median(ratios):.2f}" if ratios else "–"
     oks = sum(r["ok"] for r in by_round.values())
     print(f"| {case} | {oks}/{len(by_round)} | {med(case, 'wall'):.3f} | {med(case, 'cpu'):.2f} | "
           f"{med(case, 'rss'):.1f} | {count / max(med(case, 'wall'), 0.01):.0f} | "
           f"{med(case, 'reqs'):.0f} | {med(case, 'conns'):.0f} | {ratio} |")
-print("\nimages/s for archiver-rerun is records checked per second (it fetches nothing).")
+print("\nimages/s for archiver-rerun is records checked per second (it fetches nothing). The -jpeg cases fetch the "
+      "same URLs serving JPEGs; their ratio is to archiver-jpeg.")
 if "archiver-100k" in runs:
     walls = sorted(f"{r['wall']:.2f}" for r in runs["archiver-100k"].values())
     print(f"Scaling: 100,000 records (20x) took {med('archiver-100k', 'wall') / med('archiver', 'wall'):.1f}x the "
