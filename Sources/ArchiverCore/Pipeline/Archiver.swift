@@ -157,8 +157,14 @@ public final class Archiver: Sendable {
         if config.prune {
             let records = catalog.records
             var hashed: Set<String>?
-            store.prune { stem, _ in
-                if let id = RecordKey.id(fromStem: stem) { return records.position(ofID: RecordID(id)) != nil }
+            store.prune { stem, format in
+                if let text = RecordKey.id(fromStem: stem) {
+                    let id = RecordID(text)
+                    guard records.position(ofID: id) != nil else { return false }
+                    // A record's file in another format than its done line names is left over.
+                    guard let done = previous.record(for: id), done.status == .done else { return true }
+                    return done.format == format
+                }
                 if hashed == nil { hashed = records.hashedStems() }
                 return hashed!.contains(stem)
             }
