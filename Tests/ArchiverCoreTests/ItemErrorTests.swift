@@ -6,6 +6,8 @@ final class ItemErrorTests: XCTestCase {
         XCTAssertEqual(ItemError.httpStatus(404, url: "u").kind, "http-status")
         XCTAssertFalse(ItemError.httpStatus(404, url: "u").isRetriable)
         XCTAssertTrue(ItemError.httpStatus(503, url: "u").isRetriable)
-        XCTAssertEqual(ItemError.notPNG("x").kind, "not-png")
+        XCTAssertEqual(ItemError.notImage("x").kind, "not-image")
+        XCTAssertEqual(ItemError.invalidImage(.webp, "x").kind, "invalid-webp")
+        XCTAssertEqual(ItemError.unacceptedFormat(.gif, accepted: "png").kind, "unaccepted-format")
     }
 }
