@@ -13,6 +13,9 @@ let package = Package(
             name: "CPNG",
             linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("z")]
         ),
+        .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
+        .target(name: "CWebP", linkerSettings: [.linkedLibrary("webpdemux"), .linkedLibrary("webp")]),
+        .target(name: "CGIF", linkerSettings: [.linkedLibrary("gif")]),
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
         .systemLibrary(
             name: "CLibCrypto",
@@ -24,7 +27,9 @@ let package = Package(
             pkgConfig: "libarchive",
             providers: [.apt(["libarchive-dev"])]
         ),
-        .target(name: "ArchiverCore", dependencies: ["CPNG", "CCurl", "CLibCrypto", "CLibArchive"]),
+        .target(name: "ArchiverCore", dependencies: [
+            "CPNG", "CJPEG", "CWebP", "CGIF", "CCurl", "CLibCrypto", "CLibArchive",
+        ]),
         // The built-in image server (`archiver serve`, the demo and the tests); the archiver's own
         // pipeline never calls it.
         .target(name: "ArchiverServer", dependencies: ["ArchiverCore", "CPNG"]),

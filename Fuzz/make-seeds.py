@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of `make fuzz` into Fuzz/corpus/ (committed; rerun to regenerate)."""
-import os, struct, zlib
+import os, shutil, struct, zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -78,3 +78,16 @@ write("journal", "escaped.txt", "failed\t6\thttps://x/a\\tb\\nc\\\\d\thttps://x/
 write("journal", "negative-id.txt", "pending\t-7\thttps://x/7\thttps://x/7")
 write("journal", "string-id.txt", "done\t\"a/b\\tc\\\\%%41\thttps://x/8\thttps://x/8\t139\t%s\t600\t600\t1" % digest)
 write("journal", "string-id-integer.txt", "pending\t\"7\thttps://x/7\thttps://x/7")
+
+# The JPEG, WebP and GIF seeds are the files of the validators' test corpus (made by
+# scripts/make-image-corpus.sh) that fit in make fuzz's 4096-byte inputs.
+IMAGES = os.path.join(HERE, "..", "Tests", "ArchiverCoreTests", "Fixtures", "images")
+for name in sorted(os.listdir(IMAGES)):
+    source = os.path.join(IMAGES, name)
+    with open(source, "rb") as f:
+        head = f.read(12)
+    target = ("jpeg" if head[:3] == b"\xff\xd8\xff" else "webp" if head[:4] == b"RIFF" and head[8:12] == b"WEBP"
+              else "gif" if head[:4] == b"GIF8" else None)
+    if target and os.path.getsize(source) <= 4096:
+        os.makedirs(os.path.join(HERE, "corpus", target), exist_ok=True)
+        shutil.copyfile(source, os.path.join(HERE, "corpus", target, name))

@@ -13,7 +13,7 @@ status=0
 summary=""
 for target in "$@"; do
     case $target in
-        png) max_len=4096 ;;
+        png | jpeg | webp | gif) max_len=4096 ;;
         catalog) max_len=16384 ;;
         *) max_len=1024 ;;
     esac

@@ -31,6 +31,18 @@ final class FuzzCorpusTests: XCTestCase {
         try replay(.png, atLeast: 16)
     }
 
+    func testJPEGCorpusReplaysWithoutACrash() throws {
+        try replay(.jpeg, atLeast: 20)
+    }
+
+    func testWebPCorpusReplaysWithoutACrash() throws {
+        try replay(.webp, atLeast: 12)
+    }
+
+    func testGIFCorpusReplaysWithoutACrash() throws {
+        try replay(.gif, atLeast: 10)
+    }
+
     func testCatalogCorpusReplaysWithoutACrash() throws {
         try replay(.catalog, atLeast: 11)
     }

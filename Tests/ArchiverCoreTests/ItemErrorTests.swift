@@ -8,6 +8,7 @@ final class ItemErrorTests: XCTestCase {
         XCTAssertTrue(ItemError.httpStatus(503, url: "u").isRetriable)
         XCTAssertEqual(ItemError.notImage("x").kind, "not-image")
         XCTAssertEqual(ItemError.invalidImage(.jpeg, "x").kind, "invalid-jpeg")
+        XCTAssertEqual(ItemError.invalidImage(.webp, "x").kind, "invalid-webp")
         XCTAssertEqual(ItemError.unacceptedFormat(.gif, accepted: "png").kind, "unaccepted-format")
     }
 }

@@ -221,7 +221,7 @@ final class PNGValidatorTests: XCTestCase {
         for mode in modes {
             XCTAssertThrowsError(try PNGValidator(mode: mode).validate(data), file: file, line: line) { error in
                 guard case .notImage(let message) = error as? ItemError else {
-                    return XCTFail("\(mode): expected notPNG, got \(error)", file: file, line: line)
+                    return XCTFail("\(mode): expected notImage, got \(error)", file: file, line: line)
                 }
                 XCTAssertTrue(message.contains(fragment), "\(mode): \(message)", file: file, line: line)
             }
@@ -235,7 +235,7 @@ final class PNGValidatorTests: XCTestCase {
         for mode in modes {
             XCTAssertThrowsError(try PNGValidator(mode: mode).validate(data), file: file, line: line) { error in
                 guard case .invalidImage(.png, let message) = error as? ItemError else {
-                    return XCTFail("\(mode) \(context): expected invalidPNG, got \(error)", file: file, line: line)
+                    return XCTFail("\(mode) \(context): expected invalidImage(.png), got \(error)", file: file, line: line)
                 }
                 XCTAssertFalse(message.isEmpty, file: file, line: line)
                 XCTAssertTrue(message.contains(fragment), "\(mode) \(context): \(message)", file: file, line: line)

@@ -7,6 +7,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// `PNGValidator` in both modes on the whole body, and the streaming check of `verify` and
     /// `pack` fed in pieces whose size the first byte picks.
     case png
+    /// `JPEGValidator`, `WebPValidator`, `GIFValidator` in both modes: whatever full mode accepts,
+    /// structure mode accepts with the same size and frames (full mode only adds the decode).
+    case jpeg, webp, gif
     /// `Catalog(source:data:)`: the scanner, the JSONDecoder fallback, then every record read.
     case catalog
     /// One journal line: `peek`, `decode`, and a decoded record must survive its own encoding.
@@ -16,6 +19,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     public func run(_ bytes: UnsafeRawBufferPointer) {
         switch self {
         case .png: Self.png(bytes)
+        case .jpeg: Self.image(bytes, JPEGValidator.init)
+        case .webp: Self.image(bytes, WebPValidator.init)
+        case .gif: Self.image(bytes, GIFValidator.init)
         case .catalog: Self.catalog(bytes)
         case .journal: Self.journal(bytes)
         }
@@ -36,6 +42,15 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             }
             _ = check.result()
         }
+    }
+
+    private static func image<Validator: ImageValidating>(
+        _ bytes: UnsafeRawBufferPointer, _ make: (ValidationMode, Int) -> Validator
+    ) {
+        let data = Data(bytes)
+        let structure = try? make(.structure, 16384).validate(data)
+        guard let full = try? make(.full, 16384).validate(data) else { return }
+        precondition(structure == full, "full mode accepted what structure mode did not, or saw another size")
     }
 
     private static func catalog(_ bytes: UnsafeRawBufferPointer) {
