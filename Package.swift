@@ -34,7 +34,7 @@ let package = Package(
         // pipeline never calls it.
         .target(name: "ArchiverServer", dependencies: ["ArchiverCore", "CPNG"]),
         .executableTarget(name: "archiver", dependencies: ["ArchiverCore", "ArchiverServer"]),
-        .testTarget(name: "ArchiverCoreTests", dependencies: ["ArchiverCore", "ArchiverServer"]),
+        .testTarget(name: "ArchiverCoreTests", dependencies: ["ArchiverCore", "ArchiverServer"], exclude: ["Fixtures"]),
     ]
 )
 
