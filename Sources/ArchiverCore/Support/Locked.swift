@@ -4,7 +4,9 @@ import Glibc
 ///
 /// Used instead of `Mutex` from Synchronization because ThreadSanitizer sees pthread locks but
 /// not `Mutex` (futex-based, in uninstrumented code), and reports false races through it.
-package final class Locked<Value>: @unchecked Sendable {
+/// Sendable only when its value is, as swift-nio's `NIOLockedValueBox`: the lock orders access,
+/// but a non-Sendable value handed out of `withLock` could still be shared.
+package final class Locked<Value> {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 
@@ -27,3 +29,6 @@ package final class Locked<Value>: @unchecked Sendable {
         return try body(&value)
     }
 }
+
+// The mutex confines every access to `value`.
+extension Locked: @unchecked Sendable where Value: Sendable {}
