@@ -1,16 +1,27 @@
 import Foundation
 
-/// The gallery: `index.html`, a small front page (counts, failures by kind, albums, the list of
-/// pages), `pages/NNNN.html`, the items in manifest order, at most `itemsPerPage` to a page,
+/// The gallery: `index.html`, a small front page (counts, failures by kind, each album's cover,
+/// the list of pages), `pages/NNNN.html`, the items in manifest order as a grid of images, at
+/// most `itemsPerPage` to a page, each album a headed section and each failure in its place,
 /// and `pages/failures-NNNN.html`, the failed items grouped by error kind.
 ///
-/// No script and no network: images load from `images/<id>.png` (lazily), so every page works
-/// from `file://`. Every text is HTML-escaped (string ids too, and they name their anchors by
-/// their file names, which need no escaping), and the same manifest gives the same bytes; the
-/// file names follow from the manifest's item and failure counts alone (`pageNames`).
+/// Nothing from the network: images load lazily from the files the manifest records, the style
+/// and the item pages' one script (details in a dialog, a search box) are inline, so every page
+/// works from `file://`; without the script every item still links to its image file. Every
+/// text is HTML-escaped (string ids too, and they name their anchors by their file names, which
+/// need no escaping), and the same manifest gives the same bytes; the file names follow from the
+/// manifest's item and failure counts alone (`pageNames`).
 enum Gallery {
-    /// The largest side of a thumbnail on the page, in CSS pixels.
-    static let thumbnailSide = 75
+    /// The largest side of an image's `width`/`height` on the page, in CSS pixels (the grid's
+    /// style then sizes each image to its column).
+    static let thumbnailSide = 150
+
+    /// Albums whose covers the front page shows, at most; with more, it links them by number
+    /// (up to `listedGroups`). 2000 covers take about 600 KB.
+    static let coveredGroups = 2000
+
+    /// Bytes of a title a cover's alt text keeps (the rest is `…`), so 2000 covers fit in 1 MB.
+    static let coverTitleBytes = 100
 
     /// Items on an item page, and failed items on a failures page, at most.
     static let itemsPerPage = 1000
@@ -50,6 +61,15 @@ enum Gallery {
     static func anchor(_ id: RecordID) -> String {
         if let stem = id.stem { return stem }
         return "~" + SHA256.hex(Data(id.text.utf8)).prefix(16)
+    }
+
+    /// The image format a done item's details name: the manifest's format once it records one;
+    /// until then read from the extension of its recorded path (`jpeg` for `.jpg`), `png`
+    /// without a path.
+    static func format(of item: Manifest.Item) -> String {
+        guard let path = item.path, let dot = path.utf8.lastIndex(of: 0x2E) else { return ImageFormat.png.rawValue }
+        let ext = path[path.index(after: dot)...]
+        return ImageFormat(fileExtension: ext.lowercased())?.rawValue ?? String(ext)
     }
 
     /// Pages needed for `count` items.

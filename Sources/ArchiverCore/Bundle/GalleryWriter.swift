@@ -28,10 +28,17 @@ final class GalleryWriter {
     private(set) var next = 0
     private var page: AtomicFileWriter?
     private var navigation = ""
+    /// What the open file's page ends with after its footer (an item page's dialog and script).
+    private var pageEnd = ""
     var html = Gallery.HTMLText()
-    var sectionOpen = false
+    /// The tag that closes the open section's list (`</ul>` of tiles, `</table>` of failures), if one is open.
+    var sectionOpen: String?
     /// The run of items in one album that the last row belongs to: its album, first index and end.
     private var group: (album: Int, start: Int, end: Int)?
+    /// The runs of one album so far, up to `Gallery.coveredGroups` and one more (which says
+    /// there are too many to show): where each starts, its cover (its first done item; -1 for
+    /// none yet) and how many of its items failed.
+    var covers: [(start: Int32, cover: Int32, failed: Int32)] = []
     /// Sealed files waiting for `commit`, in the order they are put in place.
     private var sealed: [AtomicFileWriter] = []
     /// Failed items' indices, by error kind.
@@ -68,13 +75,18 @@ final class GalleryWriter {
         let perPage = Gallery.itemsPerPage
         if index % perPage == 0 { beginPage(index / perPage + 1) }
         if let group, index < group.end {
-            if !sectionOpen { openSection(continued: true) }
+            if sectionOpen == nil { openSection(continued: true) }
         } else {
             closeSection()
             group = run(from: index)
             openSection(continued: false)
+            if covers.count <= Gallery.coveredGroups { covers.append((Int32(index), -1, 0)) }
         }
-        html.itemRow(item)
+        html.itemTile(item)
+        if covers.count <= Gallery.coveredGroups {
+            if item.status == .done, covers[covers.count - 1].cover < 0 { covers[covers.count - 1].cover = Int32(index) }
+            if item.status == .failed { covers[covers.count - 1].failed += 1 }
+        }
         if item.status == .failed { failures[item.error?.kind ?? "unknown", default: []].append(Int32(index)) }
         next += 1
         if next % perPage == 0 || next == count {
@@ -96,7 +108,7 @@ final class GalleryWriter {
         defer { sealed.removeAll() }  // whatever was not committed is discarded with its writer
         if let failure { throw failure }
         let failed = writeFailures(item: item)
-        writeFrontPage(counts: counts)
+        writeFrontPage(counts: counts, item: item)
         if let failure { throw failure }
         guard shouldCommit() else { return false }
         for file in sealed { try file.commit() }
@@ -104,10 +116,14 @@ final class GalleryWriter {
         return true
     }
 
-    /// Starts a new file for a page in `pages/`, with `title` and the links at its top (and bottom).
-    func beginFile(_ name: String, title: String, header: String, navigation: String) -> AtomicFileWriter? {
+    /// Starts a new file for a page in `pages/`, with `title` and the links at its top (and
+    /// bottom), then `extra` in the header and `end` after the footer.
+    func beginFile(
+        _ name: String, title: String, header: String, navigation: String, extra: String = "", end: String = ""
+    ) -> AtomicFileWriter? {
         self.navigation = navigation
-        html.head(title: title, header: header + navigation)
+        pageEnd = end
+        html.head(title: title, header: header + navigation + extra)
         return create(layout.pages.appendingPathComponent(name).path)
     }
 
@@ -130,7 +146,7 @@ final class GalleryWriter {
     /// Ends the page with the links it began with, and seals its file.
     func endFile(_ file: inout AtomicFileWriter?) {
         closeSection()
-        html.tail(footer: navigation)
+        html.tail(footer: navigation, end: pageEnd)
         seal(&file)
     }
 
@@ -149,8 +165,8 @@ final class GalleryWriter {
     }
 
     func closeSection() {
-        if sectionOpen { html.add("</table>\n</section>\n") }
-        sectionOpen = false
+        if let close = sectionOpen { html.add(close + "\n</section>\n") }
+        sectionOpen = nil
     }
 
     private func beginPage(_ number: Int) {
@@ -159,7 +175,8 @@ final class GalleryWriter {
         page = beginFile(
             Gallery.pageName(number, of: pages), title: "Archived images, page \(number) of \(pages)",
             header: "<p>Items \(first + 1) to \(last + 1) of \(count), #\(shown(first)) to #\(shown(last)), in id order.</p>\n",
-            navigation: Gallery.HTMLText.navigation(number: number, count: pages) { Gallery.pageName($0, of: self.pages) })
+            navigation: Gallery.HTMLText.navigation(number: number, count: pages) { Gallery.pageName($0, of: self.pages) },
+            extra: Gallery.searchBox, end: Gallery.itemPageEnd)
     }
 
     /// The album's heading; on a page the album started on an earlier one, marked as continued.
@@ -167,8 +184,8 @@ final class GalleryWriter {
         guard let group else { return }
         html.add(continued ? "<section>\n" : "<section id=\"group-\(anchor(group.start))\">\n")
         html.add("<h2>Album \(group.album) <small>(\(continued ? "continued, " : "")")
-        html.add("\(group.end - group.start) items from #\(shown(group.start)))</small></h2>\n<table>\n")
-        sectionOpen = true
+        html.add("\(group.end - group.start) items from #\(shown(group.start)))</small></h2>\n<ul class=\"grid\">\n")
+        sectionOpen = "</ul>"
     }
 
     /// The id of the item at `index`, escaped, as a page shows it.
