@@ -27,8 +27,9 @@ extension Gallery {
         li.failed{border-color:var(--bad)}li.failed .tile{background:var(--badbg);color:var(--bad)}\
         li.failed .tile b{display:block;font-size:13px;margin-bottom:4px}\
         li.pending .tile{background:var(--waitbg);color:var(--wait);font-style:italic}\
-        .covers{grid-template-columns:repeat(auto-fill,minmax(130px,1fr))}\
-        .covers span{display:block;padding:7px 10px 9px}.covers b{display:block;font-size:14px}\
+        .covers{grid-template-columns:repeat(auto-fill,minmax(112px,1fr));gap:12px}\
+        section.album{content-visibility:auto;contain-intrinsic-size:auto 1800px}\
+        .covers span{display:block;padding:5px 8px 7px;font-size:12px;line-height:1.35}.covers b{display:block;font-size:13px}\
         .covers .tile{display:flex;align-items:center;justify-content:center;color:var(--muted)}\
         .search{margin:10px 0 0;display:flex;gap:10px;align-items:center}\
         .search input{font:inherit;padding:7px 11px;width:min(420px,100%);border:1px solid var(--line);\
@@ -72,9 +73,9 @@ extension Gallery {
         <button type="button" id="d-close">Close</button></p><p><small>Arrow keys: previous and next; Escape closes.\
         </small></p></div></dialog>
         <script>
-        (()=>{const $=i=>document.getElementById(i),d=$('details'),links=[...document.querySelectorAll('li.done>a')],
+        (()=>{const $=i=>document.getElementById(i),d=$('details'),anchors=[...document.querySelectorAll('li.done>a')],
         pic=document.createElement('img');$('d-pic').append(pic);let at=-1;
-        function show(i){const a=links[i],s=a.dataset,li=a.parentNode;at=i;
+        function show(i){const a=anchors[i],s=a.dataset,li=a.parentNode;at=i;
         pic.src=a.getAttribute('href');pic.alt=li.querySelector('.t').textContent;$('d-title').textContent=pic.alt;
         $('d-id').textContent=li.querySelector('small').textContent;$('d-format').textContent=s.f||'';
         $('d-size').textContent=s.w?s.w+' × '+s.h+' px':'not recorded';
@@ -83,14 +84,14 @@ extension Gallery {
         if(/^https?:\\/\\//i.test(url)){const l=document.createElement('a');l.href=url;l.rel='noreferrer';
         l.textContent=url;u.append(l)}else u.textContent=url;
         $('d-mirror').textContent=s.m||'';for(const e of d.querySelectorAll('.d-m'))e.hidden=!s.m;
-        if(!d.open)d.showModal()}
-        function step(by){for(let i=at+by;i>=0&&i<links.length;i+=by)if(!links[i].parentNode.hidden)return show(i)}
+        if(!d.open){d.showModal();$('d-next').focus()}}
+        function step(by){for(let i=at+by;i>=0&&i<anchors.length;i+=by)if(!anchors[i].parentNode.hidden)return show(i)}
         document.addEventListener('click',e=>{const a=e.target.closest('li.done>a');
-        if(!a||e.button||e.ctrlKey||e.metaKey||e.shiftKey||e.altKey)return;e.preventDefault();show(links.indexOf(a))});
-        d.addEventListener('keydown',e=>{if(e.key=='ArrowLeft'){e.preventDefault();step(-1)}
+        if(!a||e.button||e.ctrlKey||e.metaKey||e.shiftKey||e.altKey)return;e.preventDefault();show(anchors.indexOf(a))});
+        document.addEventListener('keydown',e=>{if(!d.open)return;if(e.key=='ArrowLeft'){e.preventDefault();step(-1)}
         else if(e.key=='ArrowRight'){e.preventDefault();step(1)}});
         d.addEventListener('click',e=>{if(e.target==d)d.close()});
-        d.addEventListener('close',()=>{if(links[at])links[at].focus()});
+        d.addEventListener('close',()=>{if(anchors[at])anchors[at].focus()});
         $('d-prev').onclick=()=>step(-1);$('d-next').onclick=()=>step(1);$('d-close').onclick=()=>d.close();
         const q=$('q'),items=[...document.querySelectorAll('main li')],
         titles=items.map(li=>li.querySelector('.t').textContent.toLowerCase());$('search').hidden=false;

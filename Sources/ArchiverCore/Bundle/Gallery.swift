@@ -16,19 +16,20 @@ enum Gallery {
     /// style then sizes each image to its column).
     static let thumbnailSide = 150
 
-    /// Albums whose covers the front page shows, at most; with more, it links them by number
-    /// (up to `listedGroups`). 2000 covers take about 600 KB.
-    static let coveredGroups = 2000
+    /// Albums (runs of one album) the front page shows by their cover, at most; it links the
+    /// rest by number (up to `listedGroups`). Measured in headless Chromium on a loaded 2-core
+    /// machine: 2000 covers made the front page take about 0.6 s longer to show than 500.
+    static let coveredGroups = 500
 
-    /// Bytes of a title a cover's alt text keeps (the rest is `…`), so 2000 covers fit in 1 MB.
+    /// Bytes of a title a cover's alt text keeps (the rest is `…`): 500 covers stay near 200 KB.
     static let coverTitleBytes = 100
 
     /// Items on an item page, and failed items on a failures page, at most.
     static let itemsPerPage = 1000
 
     /// Groups (runs of consecutive items in one album) the front page links to, at most; with
-    /// more, it lists only the pages, each with the albums it starts and ends in. 10,000 links
-    /// take at most about 600 KB.
+    /// more, it lists only the pages, each with the albums it starts and ends in. 500 covers and
+    /// 9500 links take at most about 800 KB.
     static let listedGroups = 10_000
 
     /// Writes the gallery for `manifest` into the bundle, streaming each page to disk and

@@ -90,24 +90,23 @@ extension GalleryWriter {
             groups += 1
         }
         html.add("<section id=\"albums\">\n<h2>Albums <small>(\(groups) runs in id order)</small></h2>\n")
-        if groups <= Gallery.coveredGroups {
+        if groups <= Gallery.listedGroups {
             html.add("<ul class=\"grid covers\">\n")
             for (start, cover, failed) in covers {
                 addCover(start: Int(start), cover: cover < 0 ? nil : item(Int(cover)), failed: Int(failed))
                 spill(&file)
             }
             html.add("</ul>\n")
-        } else if groups <= Gallery.listedGroups {
-            html.add("<nav>")
-            start = 0
+            start = covers.count < groups ? covers.last.map { run(from: Int($0.start)).end } ?? 0 : count
+            if start < count { html.add("<p>The other \(groups - covers.count), by number:</p>\n<nav>") }
             while start < count {
                 let group = run(from: start)
                 let page = Gallery.pageName(start / Gallery.itemsPerPage + 1, of: pages)
                 html.add(" <a href=\"pages/\(page)#group-\(anchor(start))\">\(group.album)</a>")
                 start = group.end
                 spill(&file)
+                if start == count { html.add("</nav>\n") }
             }
-            html.add("</nav>\n")
         } else {
             html.add("<p>Too many to list here: each page below names the albums it starts and ends in, and heads each album's items.</p>\n")
         }
@@ -138,7 +137,7 @@ extension GalleryWriter {
         } else {
             html.add("<div class=\"tile\">no image</div>")
         }
-        html.add("<span><b>Album \(group.album)</b><small>\(group.end - group.start) items from #\(shown(start))")
+        html.add("<span><b>Album \(group.album)</b><small>#\(shown(start)) · \(group.end - group.start) items")
         if failed > 0 { html.add(" · \(failed) failed") }
         html.add("</small></span></a></li>\n")
     }

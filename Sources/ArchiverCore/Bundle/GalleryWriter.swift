@@ -35,10 +35,11 @@ final class GalleryWriter {
     var sectionOpen: String?
     /// The run of items in one album that the last row belongs to: its album, first index and end.
     private var group: (album: Int, start: Int, end: Int)?
-    /// The runs of one album so far, up to `Gallery.coveredGroups` and one more (which says
-    /// there are too many to show): where each starts, its cover (its first done item; -1 for
-    /// none yet) and how many of its items failed.
+    /// The first `Gallery.coveredGroups` runs of one album: where each starts, its cover (its
+    /// first done item; -1 for none yet) and how many of its items failed.
     var covers: [(start: Int32, cover: Int32, failed: Int32)] = []
+    /// Whether the run the last item belongs to is one of `covers`.
+    private var coveredRun = false
     /// Sealed files waiting for `commit`, in the order they are put in place.
     private var sealed: [AtomicFileWriter] = []
     /// Failed items' indices, by error kind.
@@ -80,10 +81,11 @@ final class GalleryWriter {
             closeSection()
             group = run(from: index)
             openSection(continued: false)
-            if covers.count <= Gallery.coveredGroups { covers.append((Int32(index), -1, 0)) }
+            coveredRun = covers.count < Gallery.coveredGroups
+            if coveredRun { covers.append((Int32(index), -1, 0)) }
         }
         html.itemTile(item)
-        if covers.count <= Gallery.coveredGroups {
+        if coveredRun {
             if item.status == .done, covers[covers.count - 1].cover < 0 { covers[covers.count - 1].cover = Int32(index) }
             if item.status == .failed { covers[covers.count - 1].failed += 1 }
         }
@@ -182,7 +184,7 @@ final class GalleryWriter {
     /// The album's heading; on a page the album started on an earlier one, marked as continued.
     private func openSection(continued: Bool) {
         guard let group else { return }
-        html.add(continued ? "<section>\n" : "<section id=\"group-\(anchor(group.start))\">\n")
+        html.add(continued ? "<section class=\"album\">\n" : "<section class=\"album\" id=\"group-\(anchor(group.start))\">\n")
         html.add("<h2>Album \(group.album) <small>(\(continued ? "continued, " : "")")
         html.add("\(group.end - group.start) items from #\(shown(group.start)))</small></h2>\n<ul class=\"grid\">\n")
         sectionOpen = "</ul>"
