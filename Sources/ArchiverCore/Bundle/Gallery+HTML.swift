@@ -1,5 +1,5 @@
 /// The pieces of the gallery's pages, built as bytes: with string interpolation and a String per
-/// row, the page took most of the time a run spends after its last download.
+/// row (as the items were then), the page took most of the time a run spends after its last download.
 extension Gallery {
     /// A page's bytes as they are built; text is escaped for element content and quoted attributes.
     struct HTMLText {

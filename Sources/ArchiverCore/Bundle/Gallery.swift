@@ -70,7 +70,7 @@ enum Gallery {
     static func format(of item: Manifest.Item) -> String {
         guard let path = item.path, let dot = path.utf8.lastIndex(of: 0x2E) else { return ImageFormat.png.rawValue }
         let ext = path[path.index(after: dot)...]
-        return ImageFormat(fileExtension: ext.lowercased())?.rawValue ?? String(ext)
+        return (ImageFormat(fileExtension: ext) ?? ImageFormat(fileExtension: ext.lowercased()))?.rawValue ?? String(ext)
     }
 
     /// Pages needed for `count` items.

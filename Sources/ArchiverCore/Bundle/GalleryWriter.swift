@@ -6,7 +6,7 @@ import Foundation
 /// Writes the paged gallery as its items arrive in manifest order, and puts it in place at once.
 ///
 /// An item page's head needs only the item count and the ids, so each page is written straight
-/// to its temporary file as its rows are made, and sealed (closed, still unnamed) when full:
+/// to its temporary file as its tiles are made, and sealed (closed, still unnamed) when full:
 /// nothing is copied at the end. Failed items are remembered by index (4 bytes each) and their
 /// rows made again at the end, grouped by kind (`commit`), with the front page, which counts
 /// everything. No old file is replaced before `commit`, which renames the item pages, then the
@@ -33,7 +33,7 @@ final class GalleryWriter {
     var html = Gallery.HTMLText()
     /// The tag that closes the open section's list (`</ul>` of tiles, `</table>` of failures), if one is open.
     var sectionOpen: String?
-    /// The run of items in one album that the last row belongs to: its album, first index and end.
+    /// The run of items in one album that the last tile belongs to: its album, first index and end.
     private var group: (album: Int, start: Int, end: Int)?
     /// The first `Gallery.coveredGroups` runs of one album: where each starts, its cover (its
     /// first done item; -1 for none yet) and how many of its items failed.
@@ -69,7 +69,7 @@ final class GalleryWriter {
         }
     }
 
-    /// Adds the row of the item at index `next` to its page, opening the page or its album's
+    /// Adds the tile of the item at index `next` to its page, opening the page or its album's
     /// section first if the item is their first; a full page is sealed.
     func add(_ item: Manifest.Item) {
         let index = next
