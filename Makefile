@@ -72,6 +72,7 @@ acceptance: build
 	scripts/acceptance.sh "$(BIN)"
 	scripts/shard-acceptance.sh "$(BIN)"
 	scripts/refresh-acceptance.sh "$(BIN)"
+	scripts/gallery-check.py --archiver "$(BIN)"
 
 # Only the checks of run --refresh and adopting a restored bundle.
 refresh-acceptance: build

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Renders one page of DIR's gallery in headless Chromium, saves a screenshot to OUT.png and
 # prints how long Chromium took (browser start included); then checks that the rendered page
-# holds one <img> per done item on it, and that the gallery's pages together hold one <img>
-# per done item in DIR/manifest.json.
+# holds one <img> per done item on it, and that the gallery's item pages together hold one
+# <img> per done item in DIR/manifest.json (the front page's are album covers).
 # PAGE: index.html (the front page, the default), an item page's number (3 for pages/0003.html),
 # or a path inside DIR (pages/failures-0001.html).
 # Installs Debian's chromium if it is missing. Not part of 'make test'.
@@ -30,10 +30,11 @@ seconds=$(( ($(date +%s%N) - start) / 1000000 ))
 [ -s "$out" ] || { echo "gallery-screenshot: chromium wrote no screenshot" >&2; exit 1; }
 count() { { grep -o "$1" || true; } | wc -l; }  # 0 is an answer, not a failure
 images=$(chromium "${flags[@]}" --dump-dom "file://$page" 2>/dev/null | count '<img ')
-on_page=$(count '<tr class="done"' <"$page")
-all_images=$(cat "$dir/index.html" "$dir"/pages/*.html 2>/dev/null | count '<img ')
+on_page=$(count '<li class="done"' <"$page")
+[ "$which" = index.html ] && on_page=$(count '<li><a href=' <"$page")  # the covers
+all_images=$(cat "$dir"/pages/[0-9]*.html 2>/dev/null | count '<img ')
 done_items=$(grep -cE '"status" *: *"done"' "$dir/manifest.json" || true)
 printf 'gallery-screenshot: %s of %s in %d.%03d s (%s bytes of HTML); it holds %s <img> for %s done items;\n' \
     "$out" "$which" $((seconds / 1000)) $((seconds % 1000)) "$(stat -c %s "$page")" "$images" "$on_page"
-echo "gallery-screenshot: the gallery's pages hold $all_images <img> for $done_items done items in the manifest"
+echo "gallery-screenshot: the gallery's item pages hold $all_images <img> for $done_items done items in the manifest"
 [ "$images" = "$on_page" ] && [ "$all_images" = "$done_items" ]

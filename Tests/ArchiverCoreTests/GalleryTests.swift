@@ -51,12 +51,13 @@ final class GalleryTests: XCTestCase {
         let files = try gallery(manifest)
         XCTAssertEqual(files.keys.sorted(), ["index.html", "pages/0001.html", "pages/0002.html", "pages/failures-0001.html"])
         for (path, html) in files {
-            XCTAssertFalse(html.contains("<script"), path)
+            XCTAssertFalse(html.contains("<script>alert"), path)
             XCTAssertFalse(html.contains("<b>kind"), path)
             XCTAssertFalse(html.contains("<img src=x"), path)
         }
         let escaped = "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;quotes&quot;"
         XCTAssertTrue(files["pages/0001.html"]!.contains("alt=\"\(escaped)\""))
+        XCTAssertTrue(files["pages/0001.html"]!.contains("<span class=\"t\">\(escaped)</span> <small>#2</small>"))
         XCTAssertTrue(files["pages/0002.html"]!.contains("<b>&lt;b&gt;kind</b> \(escaped)"))
         XCTAssertTrue(files["pages/failures-0001.html"]!.contains("<h2>&lt;b&gt;kind <small>"))
         XCTAssertTrue(files["pages/failures-0001.html"]!.contains("<section id=\"kind-1\">"), "an odd kind gets its place as anchor")
@@ -64,13 +65,25 @@ final class GalleryTests: XCTestCase {
         XCTAssertTrue(files["index.html"]!.contains(">&lt;b&gt;kind</a>: 2 items"))
     }
 
-    func testDoneItemsShowTheirImageScaledFailedTheirErrorPendingMarked() throws {
+    /// Each item is a tile in its album's grid: a done one its image (linking to its file, the
+    /// details in `data-` attributes, its title as alt text), a failed one its error in its place,
+    /// a pending one marked; each with its title and id under it.
+    func testItemsAreTilesInTheirAlbumsGridWithTheirTitleAndIdUnderThem() throws {
         let page = try gallery(manifest(count: 12, error: { $0 == 5 ? Self.notFound($0) : nil }, pending: [6]))["pages/0001.html"]!
-        XCTAssertTrue(page.contains("<a href=\"../images/1.png\"><img loading=\"lazy\" src=\"../images/1.png\" width=\"75\" height=\"60\""), "5x4 scaled")
+        XCTAssertTrue(page.contains(
+            "<section class=\"album\" id=\"group-1\">\n<h2>Album 1 <small>(12 items from #1)</small></h2>\n<ul class=\"grid\">\n"
+                + "<li class=\"done\" id=\"item-1\"><a href=\"../images/1.png\" data-f=\"png\" data-w=\"5\" data-h=\"4\" "
+                + "data-b=\"139\" data-s=\"\(String(repeating: "c", count: 64))\" data-u=\"https://via.placeholder.com/600/1\">"
+                + "<img loading=\"lazy\" src=\"../images/1.png\" width=\"150\" height=\"120\" alt=\"photo 1\"></a>"
+                + "<p><span class=\"t\">photo 1</span> <small>#1</small></p></li>\n"), "5x4 scaled to 150x120")
         XCTAssertEqual(GalleryFiles.count("<img ", in: page), 10)
         XCTAssertFalse(page.contains("images/5.png"))
-        XCTAssertTrue(page.contains("<b>http-status 404</b> HTTP 404 from https://via.placeholder.com/600/5"))
-        XCTAssertTrue(page.contains("<tr class=\"pending\" id=\"item-6\"><td class=\"image\"><div class=\"pending\">pending</div>"))
+        XCTAssertTrue(page.contains(
+            "<li class=\"failed\" id=\"item-5\"><div class=\"tile\"><b>http-status 404</b> HTTP 404 from "
+                + "https://via.placeholder.com/600/5</div><p><span class=\"t\">photo 5</span> <small>#5</small></p></li>"))
+        XCTAssertTrue(page.contains("<li class=\"pending\" id=\"item-6\"><div class=\"tile\">pending</div><p>"))
+        XCTAssertTrue(page.contains("</li>\n</ul>\n</section>\n</main>"))
+        XCTAssertTrue(page.contains("grid-template-columns:repeat(auto-fill,minmax(150px,1fr))"), "several a row, fewer on a phone")
     }
 
     /// 999 and 1000 items fit one page, 1001 take two; every item is on exactly one page, in id
@@ -83,7 +96,7 @@ final class GalleryTests: XCTestCase {
             var ids: [Int] = []
             for name in names {
                 let page = files[name]!
-                let rows = page.matches(of: /<tr class="done" id="item-(\d+)">/).map { Int($0.output.1)! }
+                let rows = page.matches(of: /<li class="done" id="item-(\d+)">/).map { Int($0.output.1)! }
                 XCTAssertLessThanOrEqual(rows.count, 1000, name)
                 ids += rows
                 XCTAssertTrue(page.contains("<a href=\"../index.html\">Index</a>"), name)
@@ -94,7 +107,7 @@ final class GalleryTests: XCTestCase {
         let two = try gallery(manifest(count: 1001))
         XCTAssertTrue(two["pages/0001.html"]!.contains("<a href=\"0002.html\" rel=\"next\">Next</a>"))
         XCTAssertTrue(two["pages/0002.html"]!.contains("<a href=\"0001.html\" rel=\"prev\">Previous</a> · Next · page 2 of 2"))
-        XCTAssertEqual(GalleryFiles.count("<tr ", in: two["pages/0002.html"]!), 1)
+        XCTAssertEqual(GalleryFiles.count("<li class=", in: two["pages/0002.html"]!), 1)
     }
 
     /// Album 4 (items 901 to 1200) starts on page 1 and goes on on page 2, which heads it again.
@@ -102,10 +115,13 @@ final class GalleryTests: XCTestCase {
         let files = try gallery(manifest(count: 1500, album: { ($0 - 1) / 300 + 1 }))
         let first = files["pages/0001.html"]!
         let second = files["pages/0002.html"]!
-        XCTAssertTrue(first.contains("<section id=\"group-901\">\n<h2>Album 4 <small>(300 items from #901)</small></h2>"))
-        XCTAssertTrue(second.contains("<main>\n<section>\n<h2>Album 4 <small>(continued, 300 items from #901)</small></h2>\n<table>\n<tr class=\"done\" id=\"item-1001\""))
-        XCTAssertTrue(second.contains("<section id=\"group-1201\">\n<h2>Album 5 "))
-        XCTAssertTrue(files["index.html"]!.contains("<a href=\"pages/0001.html#group-901\">4</a> <a href=\"pages/0002.html#group-1201\">5</a>"))
+        XCTAssertTrue(first.contains("<section class=\"album\" id=\"group-901\">\n<h2>Album 4 <small>(300 items from #901)</small></h2>"))
+        XCTAssertTrue(second.contains(
+            "<main>\n<section class=\"album\">\n<h2>Album 4 <small>(continued, 300 items from #901)</small></h2>\n<ul class=\"grid\">\n"
+                + "<li class=\"done\" id=\"item-1001\""))
+        XCTAssertTrue(second.contains("<section class=\"album\" id=\"group-1201\">\n<h2>Album 5 "))
+        XCTAssertTrue(files["index.html"]!.contains("<li><a href=\"pages/0001.html#group-901\"><img loading=\"lazy\" src=\"images/901.png\""))
+        XCTAssertTrue(files["index.html"]!.contains("<li><a href=\"pages/0002.html#group-1201\"><img "))
     }
 
     /// The issue's check on the real 5000-record catalog: one `<img>` per done item over all the
@@ -122,7 +138,9 @@ final class GalleryTests: XCTestCase {
         let files = try gallery(manifest)
         let done = manifest.items.count { $0.status == .done }
         XCTAssertEqual(done, 5000 - 51 - 1)
-        XCTAssertEqual(files.values.reduce(0) { $0 + GalleryFiles.count("<img ", in: $1) }, done)
+        let itemPages = files.filter { $0.key.hasPrefix("pages/0") }
+        XCTAssertEqual(itemPages.values.reduce(0) { $0 + GalleryFiles.count("<img ", in: $1) }, done)
+        XCTAssertEqual(GalleryFiles.count("<img ", in: files["index.html"]!), 100, "a cover for each album")
         XCTAssertEqual(GalleryFiles.reachable(in: files), Set(files.keys).union(["manifest.json"]).union(
             manifest.items.filter { $0.status == .done }.map { "images/\($0.id).png" }))
         for (path, html) in files {
@@ -209,11 +227,13 @@ final class GalleryTests: XCTestCase {
     }
 
     func testNonHTTPURLsAreNotLinks() throws {
-        var manifest = try manifest(count: 3)
+        var manifest = try manifest(count: 3, error: { $0 == 2 ? Self.notFound($0) : nil })
         manifest.items[0].url = "javascript:alert(1)"
-        let page = try gallery(manifest)["pages/0001.html"]!
-        XCTAssertFalse(page.contains("href=\"javascript"))
-        XCTAssertTrue(page.contains("<td class=\"url\">javascript:alert(1)"))
+        manifest.items[1].url = "javascript:alert(2)"
+        let files = try gallery(manifest)
+        for (path, html) in files { XCTAssertFalse(html.contains("href=\"javascript"), path) }
+        XCTAssertTrue(files["pages/0001.html"]!.contains("data-u=\"javascript:alert(1)\""), "the details' script links http(s) only")
+        XCTAssertTrue(files["pages/failures-0001.html"]!.contains("<td class=\"url\">javascript:alert(2)"))
     }
 
     func testOnlyHTTPAndHTTPSInAnyCaseCountAsLinks() {
@@ -225,19 +245,22 @@ final class GalleryTests: XCTestCase {
         }
     }
 
+    /// Nothing is loaded from outside the bundle: no stylesheet, font, or script file, no
+    /// request from the script; item pages have one inline script, the other pages none.
     func testPagesAreSelfContained() throws {
         for (path, html) in try gallery(manifest(count: 20, error: { $0 == 3 ? Self.notFound($0) : nil })) {
-            XCTAssertFalse(html.contains("<link"), path)
-            XCTAssertFalse(html.contains("src=\"http"), path)
-            XCTAssertFalse(html.contains("url("), path)
-            XCTAssertFalse(html.contains("<script"), path)
+            for needle in ["<link", "src=\"http", "src=\"//", "url(", "@import", "@font-face", "<script ", "fetch(", "XMLHttpRequest", "<iframe"] {
+                XCTAssertFalse(html.contains(needle), "\(path): \(needle)")
+            }
+            XCTAssertEqual(GalleryFiles.count("<script>", in: html), path.hasPrefix("pages/0") ? 1 : 0, path)
+            XCTAssertTrue(html.contains("@media (prefers-color-scheme:dark)"), path)
         }
     }
 
     func testThumbnailSizeFitsTheSquareKeepingAspect() {
-        XCTAssertEqual(Gallery.thumbnailSize(width: 600, height: 600).0, 75)
-        XCTAssertTrue(Gallery.thumbnailSize(width: 600, height: 150) == (75, 19))
-        XCTAssertTrue(Gallery.thumbnailSize(width: 10, height: 20) == (38, 75))
-        XCTAssertTrue(Gallery.thumbnailSize(width: nil, height: nil) == (75, 75))
+        XCTAssertEqual(Gallery.thumbnailSize(width: 600, height: 600).0, 150)
+        XCTAssertTrue(Gallery.thumbnailSize(width: 600, height: 150) == (150, 38))
+        XCTAssertTrue(Gallery.thumbnailSize(width: 10, height: 20) == (75, 150))
+        XCTAssertTrue(Gallery.thumbnailSize(width: nil, height: nil) == (150, 150))
     }
 }

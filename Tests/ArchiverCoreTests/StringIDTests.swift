@@ -110,7 +110,7 @@ final class StringIDTests: XCTestCase {
         XCTAssertEqual(stem, "%3Cimg%20src%3Dx%3E%22%26%27%25%01")
         let page = try String(contentsOf: out.appendingPathComponent("pages/0001.html"), encoding: .utf8)
         XCTAssertFalse(page.contains("<img src=x>"), "the id is text, not markup")
-        XCTAssertTrue(page.contains("#&lt;img src=x&gt;&quot;&amp;&#39;%\u{1}</td>"), page)
+        XCTAssertTrue(page.contains("<small>#&lt;img src=x&gt;&quot;&amp;&#39;%\u{1}</small>"), page)
         XCTAssertTrue(page.contains("id=\"item-\(stem)\""))
         // The file name is a URL on the page: its `%` is `%25`, which a browser decodes back.
         let src = "../images/" + stem.replacingOccurrences(of: "%", with: "%25") + ".png"

@@ -1,5 +1,5 @@
 /// The pieces of the gallery's pages, built as bytes: with string interpolation and a String per
-/// row, the page took most of the time a run spends after its last download.
+/// row (as the items were then), the page took most of the time a run spends after its last download.
 extension Gallery {
     /// A page's bytes as they are built; text is escaped for element content and quoted attributes.
     struct HTMLText {
@@ -13,18 +13,27 @@ extension Gallery {
             bytes.appendDecimal(number)
         }
 
-        /// `images/<id>.png` as seen from `pages/`, as a URL: a string id's file name (`RecordKey`)
-        /// with its `%` written `%25`. An integer's is made without a String.
-        mutating func imagePath(_ id: RecordID) {
-            bytes.appendLiteral("../images/")
-            if let integer = id.integer {
+        /// The item's image file as a URL from a page in `pages/` (`fromPages`) or from the front
+        /// page: the path the manifest records (`images/<key>.<ext>`: the extension is the
+        /// format's, never assumed), or for an item recorded without one, its id's `KeyedStore`
+        /// path. Every byte but letters, digits, `-_.~/` is percent-encoded (a key's `%` as
+        /// `%25`), so the URL names the file and needs no escaping in an attribute.
+        mutating func imagePath(_ item: Manifest.Item, fromPages: Bool) {
+            if fromPages { bytes.appendLiteral("../") }
+            if item.path == nil, let integer = item.id.integer {
+                bytes.appendLiteral("images/")
                 bytes.appendDecimal(integer)
-            } else if let stem = id.stem {
-                for byte in stem.utf8 {
-                    if byte == 0x25 { bytes.appendLiteral("%25") } else { bytes.append(byte) }
+                bytes.appendLiteral(".png")
+                return
+            }
+            guard let path = item.path ?? KeyedStore.relativePath(for: item.id) else { return }
+            let hex: StaticString = "0123456789ABCDEF"
+            for byte in path.utf8 {
+                switch byte {
+                case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D, 0x2E, 0x5F, 0x7E, 0x2F: bytes.append(byte)
+                default: bytes += [0x25, hex.utf8Start[Int(byte >> 4)], hex.utf8Start[Int(byte & 0xF)]]
                 }
             }
-            bytes.appendLiteral(".png")
         }
 
         /// An id as the page shows it (see `Gallery.shown`).
@@ -72,12 +81,13 @@ extension Gallery {
             add("</a>")
         }
 
-        /// The catalog URL, and the URL fetched when `--mirror` made it another.
+        /// The catalog URL, and the URL fetched when `--mirror` made it another, as plain text:
+        /// a mirror is often a private address that means nothing to whoever opens the bundle.
         mutating func urls(of item: Manifest.Item) {
             link(item.url)
             if item.source != item.url {
                 add("<br><small>fetched from ")
-                link(item.source)
+                escaped(item.source)
                 add("</small>")
             }
         }
@@ -103,53 +113,86 @@ extension Gallery {
             add("</header>\n<main>\n")
         }
 
-        /// Closes `<main>` and the page, with `footer` (the page's links again) in between.
-        mutating func tail(footer: String) {
+        /// Closes `<main>` and the page, with `footer` (the page's links again) in between, and
+        /// `end` (an item page's dialog and script) after the footer.
+        mutating func tail(footer: String, end: String = "") {
             add("</main>\n<footer>")
             add(footer)
-            add("</footer>\n</body>\n</html>\n")
+            add("</footer>\n")
+            add(end)
+            add("</body>\n</html>\n")
         }
 
-        /// One item's row on an item page: its thumbnail, its error, or that it is pending.
-        mutating func itemRow(_ item: Manifest.Item) {
-            add("<tr class=\"")
+        /// One item's tile on an item page: its image (a link to the file, carrying what the
+        /// details show in `data-` attributes), its error in place, or that it is pending; then
+        /// its title and id.
+        mutating func itemTile(_ item: Manifest.Item) {
+            add("<li class=\"")
             add(item.status.rawValue)
             add("\" id=\"item-")
             anchor(item.id)
-            add("\"><td class=\"image\">")
+            add("\">")
             switch item.status {
             case .done:
-                let (width, height) = thumbnailSize(width: item.width, height: item.height)
                 add("<a href=\"")
-                imagePath(item.id)
-                add("\"><img loading=\"lazy\" src=\"")
-                imagePath(item.id)
-                add("\" width=\"")
-                add(width)
-                add("\" height=\"")
-                add(height)
-                add("\" alt=\"")
-                escaped(item.title)
-                add("\"></a>")
+                imagePath(item, fromPages: true)
+                add("\" data-f=\"")
+                escaped(Gallery.format(of: item))
+                if let width = item.width, let height = item.height {
+                    add("\" data-w=\"")
+                    add(width)
+                    add("\" data-h=\"")
+                    add(height)
+                }
+                if let size = item.bytes {
+                    add("\" data-b=\"")
+                    bytes.appendDecimal(size)
+                }
+                if let sha256 = item.sha256 {
+                    add("\" data-s=\"")
+                    escaped(sha256)
+                }
+                add("\" data-u=\"")
+                escaped(item.url)
+                if item.source != item.url {
+                    add("\" data-m=\"")
+                    escaped(item.source)
+                }
+                add("\">")
+                image(item, fromPages: true)
+                add("</a>")
             case .failed:
-                add("<div class=\"error\"><b>")
+                add("<div class=\"tile\"><b>")
                 escaped(item.error.map { $0.kind + ($0.status.map { " \($0)" } ?? "") } ?? "failed")
                 add("</b> ")
                 escaped(item.error?.message ?? "no error recorded")
                 add("</div>")
             case .pending:
-                add("<div class=\"pending\">pending</div>")
+                add("<div class=\"tile\">pending</div>")
             }
-            add("</td><td class=\"title\">")
+            add("<p><span class=\"t\">")
             escaped(item.title)
-            add("</td><td class=\"id\">#")
+            add("</span> <small>#")
             add(item.id)
-            add("</td><td class=\"url\">")
-            urls(of: item)
-            add("</td></tr>\n")
+            add("</small></p></li>\n")
         }
 
-        /// One failed item's row on a failures page; its id links to its row on `page`.
+        /// The item's image, loaded lazily, sized to fit a `thumbnailSide` square, with its title
+        /// (or `alt`) as alt text.
+        mutating func image(_ item: Manifest.Item, fromPages: Bool, alt: String? = nil) {
+            let (width, height) = thumbnailSize(width: item.width, height: item.height)
+            add("<img loading=\"lazy\" src=\"")
+            imagePath(item, fromPages: fromPages)
+            add("\" width=\"")
+            add(width)
+            add("\" height=\"")
+            add(height)
+            add("\" alt=\"")
+            escaped(alt ?? item.title)
+            add("\">")
+        }
+
+        /// One failed item's row on a failures page; its id links to its tile on `page`.
         mutating func failureRow(_ item: Manifest.Item, page: String) {
             add("<tr id=\"item-")
             anchor(item.id)
@@ -178,18 +221,4 @@ extension Gallery {
             return links + " · page \(number) of \(count)</nav>\n"
         }
     }
-
-    static let style = """
-        body{font:14px/1.4 system-ui,sans-serif;margin:0 1.5em;color:#222;background:#fafafa}\
-        header p,nav{color:#555}nav a{margin-right:.2em}footer{margin:1em 0}\
-        h2{margin:1.5em 0 .4em;border-bottom:1px solid #ccc}h2 small{color:#777;font-weight:normal}\
-        table{border-collapse:collapse;width:100%}th{text-align:left;color:#555}\
-        td{border-bottom:1px solid #eee;padding:4px 8px;vertical-align:middle}\
-        td.image{width:13em;height:79px}\
-        td.image img{display:block;background:#ddd}\
-        td.id{color:#777;white-space:nowrap}td.url{font-size:12px;overflow-wrap:anywhere;width:24em}\
-        td.message{color:#a00;font-size:12px;overflow-wrap:anywhere}\
-        tr.failed{background:#fff0f0}tr.pending{background:#fffbe6}\
-        div.error{color:#a00;font-size:12px}div.pending{color:#960;font-style:italic}
-        """
 }

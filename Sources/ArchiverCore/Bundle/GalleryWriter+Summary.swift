@@ -32,13 +32,13 @@ extension GalleryWriter {
                             + "from <a href=\"../manifest.json\">manifest.json</a>.</p>\n",
                         navigation: Gallery.HTMLText.navigation(number: page, count: pages) { Gallery.failuresPageName($0, of: pages) })
                 }
-                if number == 0 || !sectionOpen {
+                if number == 0 || sectionOpen == nil {
                     closeSection()
                     html.add(number == 0 ? "<section id=\"\(anchor)\">\n<h2>" : "<section>\n<h2>")
                     html.escaped(kind)
                     html.add(" <small>(\(number == 0 ? "" : "continued, ")\(indices.count) items)</small></h2>\n<table>\n")
                     html.add("<tr><th>id</th><th>title</th><th>URL</th><th>status</th><th>message</th></tr>\n")
-                    sectionOpen = true
+                    sectionOpen = "</table>"
                 }
                 html.failureRow(item(Int(index)), page: Gallery.pageName(Int(index) / perPage + 1, of: self.pages))
                 written += 1
@@ -53,9 +53,10 @@ extension GalleryWriter {
     }
 
     /// Writes `index.html`: the counts, the failures by kind, the albums (each run of items in one
-    /// album linked to where it starts, unless there are more than `Gallery.listedGroups`), and
-    /// the list of pages with the ids and albums each holds.
-    func writeFrontPage(counts: [ItemRecord.Status: Int]) {
+    /// album shown by its cover, linked to where it starts; by number only past
+    /// `Gallery.coveredGroups`, not at all past `Gallery.listedGroups`), and the list of pages
+    /// with the ids and albums each holds. `item` makes the item at an index (the covers).
+    func writeFrontPage(counts: [ItemRecord.Status: Int], item: (Int) -> Manifest.Item) {
         var file = create(layout.gallery.path)
         let failed = failures.values.reduce(0) { $0 + $1.count }
         html.head(
@@ -90,16 +91,22 @@ extension GalleryWriter {
         }
         html.add("<section id=\"albums\">\n<h2>Albums <small>(\(groups) runs in id order)</small></h2>\n")
         if groups <= Gallery.listedGroups {
-            html.add("<nav>")
-            start = 0
+            html.add("<ul class=\"grid covers\">\n")
+            for (start, cover, failed) in covers {
+                addCover(start: Int(start), cover: cover < 0 ? nil : item(Int(cover)), failed: Int(failed))
+                spill(&file)
+            }
+            html.add("</ul>\n")
+            start = covers.count < groups ? covers.last.map { run(from: Int($0.start)).end } ?? 0 : count
+            if start < count { html.add("<p>The other \(groups - covers.count), by number:</p>\n<nav>") }
             while start < count {
                 let group = run(from: start)
                 let page = Gallery.pageName(start / Gallery.itemsPerPage + 1, of: pages)
                 html.add(" <a href=\"pages/\(page)#group-\(anchor(start))\">\(group.album)</a>")
                 start = group.end
                 spill(&file)
+                if start == count { html.add("</nav>\n") }
             }
-            html.add("</nav>\n")
         } else {
             html.add("<p>Too many to list here: each page below names the albums it starts and ends in, and heads each album's items.</p>\n")
         }
@@ -115,5 +122,23 @@ extension GalleryWriter {
         html.add("</ol>\n</section>\n")
         html.tail(footer: "The bundle's contents are listed in <a href=\"manifest.json\">manifest.json</a>.")
         seal(&file)
+    }
+
+    /// One album's card on the front page: its cover (its first done image, its title as alt
+    /// text; a tile saying there is none), its number and counts, linked to where it starts.
+    private func addCover(start: Int, cover: Manifest.Item?, failed: Int) {
+        let group = run(from: start)
+        html.add(cover == nil ? "<li class=\"failed\">" : "<li>")
+        html.add("<a href=\"pages/\(Gallery.pageName(start / Gallery.itemsPerPage + 1, of: pages))#group-\(anchor(start))\">")
+        if let cover {
+            let title = cover.title
+            let alt = title.utf8.count > Gallery.coverTitleBytes ? RecordID.prefix(title, bytes: Gallery.coverTitleBytes) + "…" : title
+            html.image(cover, fromPages: false, alt: alt)
+        } else {
+            html.add("<div class=\"tile\">no image</div>")
+        }
+        html.add("<span><b>Album \(group.album)</b><small>#\(shown(start)) · \(group.end - group.start) items")
+        if failed > 0 { html.add(" · \(failed) failed") }
+        html.add("</small></span></a></li>\n")
     }
 }

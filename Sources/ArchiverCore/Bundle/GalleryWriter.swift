@@ -6,7 +6,7 @@ import Foundation
 /// Writes the paged gallery as its items arrive in manifest order, and puts it in place at once.
 ///
 /// An item page's head needs only the item count and the ids, so each page is written straight
-/// to its temporary file as its rows are made, and sealed (closed, still unnamed) when full:
+/// to its temporary file as its tiles are made, and sealed (closed, still unnamed) when full:
 /// nothing is copied at the end. Failed items are remembered by index (4 bytes each) and their
 /// rows made again at the end, grouped by kind (`commit`), with the front page, which counts
 /// everything. No old file is replaced before `commit`, which renames the item pages, then the
@@ -28,10 +28,18 @@ final class GalleryWriter {
     private(set) var next = 0
     private var page: AtomicFileWriter?
     private var navigation = ""
+    /// What the open file's page ends with after its footer (an item page's dialog and script).
+    private var pageEnd = ""
     var html = Gallery.HTMLText()
-    var sectionOpen = false
-    /// The run of items in one album that the last row belongs to: its album, first index and end.
+    /// The tag that closes the open section's list (`</ul>` of tiles, `</table>` of failures), if one is open.
+    var sectionOpen: String?
+    /// The run of items in one album that the last tile belongs to: its album, first index and end.
     private var group: (album: Int, start: Int, end: Int)?
+    /// The first `Gallery.coveredGroups` runs of one album: where each starts, its cover (its
+    /// first done item; -1 for none yet) and how many of its items failed.
+    var covers: [(start: Int32, cover: Int32, failed: Int32)] = []
+    /// Whether the run the last item belongs to is one of `covers`.
+    private var coveredRun = false
     /// Sealed files waiting for `commit`, in the order they are put in place.
     private var sealed: [AtomicFileWriter] = []
     /// Failed items' indices, by error kind.
@@ -61,20 +69,26 @@ final class GalleryWriter {
         }
     }
 
-    /// Adds the row of the item at index `next` to its page, opening the page or its album's
+    /// Adds the tile of the item at index `next` to its page, opening the page or its album's
     /// section first if the item is their first; a full page is sealed.
     func add(_ item: Manifest.Item) {
         let index = next
         let perPage = Gallery.itemsPerPage
         if index % perPage == 0 { beginPage(index / perPage + 1) }
         if let group, index < group.end {
-            if !sectionOpen { openSection(continued: true) }
+            if sectionOpen == nil { openSection(continued: true) }
         } else {
             closeSection()
             group = run(from: index)
             openSection(continued: false)
+            coveredRun = covers.count < Gallery.coveredGroups
+            if coveredRun { covers.append((Int32(index), -1, 0)) }
         }
-        html.itemRow(item)
+        html.itemTile(item)
+        if coveredRun {
+            if item.status == .done, covers[covers.count - 1].cover < 0 { covers[covers.count - 1].cover = Int32(index) }
+            if item.status == .failed { covers[covers.count - 1].failed += 1 }
+        }
         if item.status == .failed { failures[item.error?.kind ?? "unknown", default: []].append(Int32(index)) }
         next += 1
         if next % perPage == 0 || next == count {
@@ -96,7 +110,7 @@ final class GalleryWriter {
         defer { sealed.removeAll() }  // whatever was not committed is discarded with its writer
         if let failure { throw failure }
         let failed = writeFailures(item: item)
-        writeFrontPage(counts: counts)
+        writeFrontPage(counts: counts, item: item)
         if let failure { throw failure }
         guard shouldCommit() else { return false }
         for file in sealed { try file.commit() }
@@ -104,10 +118,14 @@ final class GalleryWriter {
         return true
     }
 
-    /// Starts a new file for a page in `pages/`, with `title` and the links at its top (and bottom).
-    func beginFile(_ name: String, title: String, header: String, navigation: String) -> AtomicFileWriter? {
+    /// Starts a new file for a page in `pages/`, with `title` and the links at its top (and
+    /// bottom), then `extra` in the header and `end` after the footer.
+    func beginFile(
+        _ name: String, title: String, header: String, navigation: String, extra: String = "", end: String = ""
+    ) -> AtomicFileWriter? {
         self.navigation = navigation
-        html.head(title: title, header: header + navigation)
+        pageEnd = end
+        html.head(title: title, header: header + navigation + extra)
         return create(layout.pages.appendingPathComponent(name).path)
     }
 
@@ -130,7 +148,7 @@ final class GalleryWriter {
     /// Ends the page with the links it began with, and seals its file.
     func endFile(_ file: inout AtomicFileWriter?) {
         closeSection()
-        html.tail(footer: navigation)
+        html.tail(footer: navigation, end: pageEnd)
         seal(&file)
     }
 
@@ -149,8 +167,8 @@ final class GalleryWriter {
     }
 
     func closeSection() {
-        if sectionOpen { html.add("</table>\n</section>\n") }
-        sectionOpen = false
+        if let close = sectionOpen { html.add(close + "\n</section>\n") }
+        sectionOpen = nil
     }
 
     private func beginPage(_ number: Int) {
@@ -159,16 +177,17 @@ final class GalleryWriter {
         page = beginFile(
             Gallery.pageName(number, of: pages), title: "Archived images, page \(number) of \(pages)",
             header: "<p>Items \(first + 1) to \(last + 1) of \(count), #\(shown(first)) to #\(shown(last)), in id order.</p>\n",
-            navigation: Gallery.HTMLText.navigation(number: number, count: pages) { Gallery.pageName($0, of: self.pages) })
+            navigation: Gallery.HTMLText.navigation(number: number, count: pages) { Gallery.pageName($0, of: self.pages) },
+            extra: Gallery.searchBox, end: Gallery.itemPageEnd)
     }
 
     /// The album's heading; on a page the album started on an earlier one, marked as continued.
     private func openSection(continued: Bool) {
         guard let group else { return }
-        html.add(continued ? "<section>\n" : "<section id=\"group-\(anchor(group.start))\">\n")
+        html.add(continued ? "<section class=\"album\">\n" : "<section class=\"album\" id=\"group-\(anchor(group.start))\">\n")
         html.add("<h2>Album \(group.album) <small>(\(continued ? "continued, " : "")")
-        html.add("\(group.end - group.start) items from #\(shown(group.start)))</small></h2>\n<table>\n")
-        sectionOpen = true
+        html.add("\(group.end - group.start) items from #\(shown(group.start)))</small></h2>\n<ul class=\"grid\">\n")
+        sectionOpen = "</ul>"
     }
 
     /// The id of the item at `index`, escaped, as a page shows it.
