@@ -23,10 +23,11 @@ extension Gallery {
             if item.path == nil, let integer = item.id.integer {
                 bytes.appendLiteral("images/")
                 bytes.appendDecimal(integer)
-                bytes.appendLiteral(".png")
+                bytes.appendLiteral(".")
+                bytes.appendUTF8((item.format ?? .png).fileExtension)
                 return
             }
-            guard let path = item.path ?? KeyedStore.relativePath(for: item.id) else { return }
+            guard let path = item.path ?? KeyedStore.relativePath(for: item.id, format: item.format ?? .png) else { return }
             let hex: StaticString = "0123456789ABCDEF"
             for byte in path.utf8 {
                 switch byte {

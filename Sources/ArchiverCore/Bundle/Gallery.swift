@@ -64,10 +64,11 @@ enum Gallery {
         return "~" + SHA256.hex(Data(id.text.utf8)).prefix(16)
     }
 
-    /// The image format a done item's details name: the manifest's format once it records one;
-    /// until then read from the extension of its recorded path (`jpeg` for `.jpg`), `png`
+    /// The image format a done item's details name: the manifest's format; for a manifest of an
+    /// older version, read from the extension of its recorded path (`jpeg` for `.jpg`), `png`
     /// without a path.
     static func format(of item: Manifest.Item) -> String {
+        if let format = item.format { return format.rawValue }
         guard let path = item.path, let dot = path.utf8.lastIndex(of: 0x2E) else { return ImageFormat.png.rawValue }
         let ext = path[path.index(after: dot)...]
         return (ImageFormat(fileExtension: ext) ?? ImageFormat(fileExtension: ext.lowercased()))?.rawValue ?? String(ext)
