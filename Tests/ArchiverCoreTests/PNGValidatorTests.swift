@@ -160,7 +160,7 @@ final class PNGValidatorTests: XCTestCase {
         for offset in 0..<png.count {
             for mask: UInt8 in [0xFF, 0x01, 0x80] {
                 let broken = PNGFixtures.flipping(png, at: offset, mask: mask)
-                let expected = offset < 8 ? "not-png" : "invalid-png"
+                let expected = offset < 8 ? "not-image" : "invalid-png"
                 do {
                     _ = try validator.validate(broken)
                     XCTFail("flip \(mask) at offset \(offset) of \(png.count) was accepted")
@@ -220,8 +220,8 @@ final class PNGValidatorTests: XCTestCase {
     private func assertNotPNG(_ data: Data, containing fragment: String, file: StaticString = #filePath, line: UInt = #line) {
         for mode in modes {
             XCTAssertThrowsError(try PNGValidator(mode: mode).validate(data), file: file, line: line) { error in
-                guard case .notPNG(let message) = error as? ItemError else {
-                    return XCTFail("\(mode): expected notPNG, got \(error)", file: file, line: line)
+                guard case .notImage(let message) = error as? ItemError else {
+                    return XCTFail("\(mode): expected notImage, got \(error)", file: file, line: line)
                 }
                 XCTAssertTrue(message.contains(fragment), "\(mode): \(message)", file: file, line: line)
             }
@@ -234,8 +234,8 @@ final class PNGValidatorTests: XCTestCase {
     ) {
         for mode in modes {
             XCTAssertThrowsError(try PNGValidator(mode: mode).validate(data), file: file, line: line) { error in
-                guard case .invalidPNG(let message) = error as? ItemError else {
-                    return XCTFail("\(mode) \(context): expected invalidPNG, got \(error)", file: file, line: line)
+                guard case .invalidImage(.png, let message) = error as? ItemError else {
+                    return XCTFail("\(mode) \(context): expected invalidImage(.png), got \(error)", file: file, line: line)
                 }
                 XCTAssertFalse(message.isEmpty, file: file, line: line)
                 XCTAssertTrue(message.contains(fragment), "\(mode) \(context): \(message)", file: file, line: line)
