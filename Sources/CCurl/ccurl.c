@@ -220,6 +220,9 @@ static int classify(const struct transfer *t, CURLcode code, int cancelled) {
     case CURLE_TOO_MANY_REDIRECTS: return CCURL_TOO_MANY_REDIRECTS;
     case CURLE_PARTIAL_FILE: return CCURL_PARTIAL;
     case CURLE_RECV_ERROR: return CCURL_RECEIVE_ERROR;
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+        return CCURL_UNREACHABLE;
     case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_CACERT_BADFILE:
     case CURLE_SSL_CERTPROBLEM:

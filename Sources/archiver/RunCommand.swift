@@ -142,7 +142,9 @@ enum RunCommand {
             return fail(error.description)
         }
         let quiet = options.quiet
-        let archiver = Archiver(configuration: config, fetcher: fetcher, log: { if !quiet { printError($0) } })
+        // A line said mid-run (a host is down) first clears the live progress line it would end.
+        let clear = isatty(STDERR_FILENO) == 1 ? "\r\u{1B}[2K" : ""
+        let archiver = Archiver(configuration: config, fetcher: fetcher, log: { if !quiet { printError(clear + $0) } })
         let interruption = Interruption { archiver.cancel() }
         let progress = options.quiet ? nil : ProgressPrinter(style: .standardError()) { archiver.progress }
         let summary: RunSummary

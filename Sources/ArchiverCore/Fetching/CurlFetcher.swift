@@ -158,6 +158,10 @@ private final class PendingFetch: Sendable {
         }
         guard outcome == CCURL_OK else {
             let message = result.error.map { String(cString: $0) } ?? ""
+            // After a redirect the host asked for answered; only the one redirected to did not.
+            if outcome == CCURL_UNREACHABLE, result.redirects == 0 {
+                return .failed(.unreachable(message.isEmpty ? "libcurl error \(result.curl_code)" : message, url: url), retryAfter: nil)
+            }
             return .failed(.network(message.isEmpty ? "libcurl error \(result.curl_code)" : message, url: url), retryAfter: nil)
         }
         let finalURL = result.redirects > 0 ? result.effective_url.map { String(cString: $0) } ?? url : url

@@ -6,6 +6,11 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
     case httpStatus(Int, url: String)
     case timeout(seconds: Int, url: String)
     case network(String, url: String)
+    /// The host's name did not resolve, or it refused or failed the connection: recorded as
+    /// `network`, and counted towards the host being down (`HostHealth`).
+    case unreachable(String, url: String)
+    /// The host is down for the rest of the run (`HostHealth`): the URL was not tried again.
+    case hostDown(host: String, reason: String, url: String)
     case tls(String, url: String)
     case truncated(expected: Int64, received: Int64, url: String)
     case tooLarge(limit: Int64, url: String)
@@ -32,7 +37,8 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .httpStatus: "http-status"
         case .timeout: "timeout"
-        case .network: "network"
+        case .network, .unreachable: "network"
+        case .hostDown: "host-down"
         case .tls: "tls"
         case .truncated: "truncated"
         case .tooLarge: "too-large"
@@ -57,7 +63,7 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
     var isRetriable: Bool {
         switch self {
         case .httpStatus(let code, _): [408, 429, 500, 502, 503, 504].contains(code)
-        case .timeout, .network, .truncated: true
+        case .timeout, .network, .unreachable, .truncated: true
         default: false
         }
     }
@@ -66,7 +72,9 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .httpStatus(let code, let url): "HTTP \(code) from \(url)"
         case .timeout(let seconds, let url): "no complete answer within \(seconds) s from \(url)"
-        case .network(let reason, let url): "network error from \(url): \(reason)"
+        case .network(let reason, let url), .unreachable(let reason, let url): "network error from \(url): \(reason)"
+        case .hostDown(let host, let reason, let url):
+            "host \(host) is down (\(reason)), not tried again for \(url); a rerun tries it again"
         case .tls(let reason, let url):
             "TLS error from \(url): \(reason) (a server with a private CA needs --cacert FILE)"
         case .truncated(let expected, let received, let url):

@@ -31,7 +31,8 @@ enum {
     CCURL_PARTIAL = 5,           /* CURLE_PARTIAL_FILE: connection closed before Content-Length */
     CCURL_RECEIVE_ERROR = 6,     /* CURLE_RECV_ERROR: e.g. reset by the peer */
     CCURL_TLS = 7,               /* the server's certificate could not be verified, or no CA file */
-    CCURL_OTHER = 8              /* anything else; see curl_code and error */
+    CCURL_OTHER = 8,             /* anything else; see curl_code and error */
+    CCURL_UNREACHABLE = 9        /* the host's name did not resolve, or no connection could be made */
 };
 
 /* The end of one transfer, valid only during the completion call, except `body`. */
