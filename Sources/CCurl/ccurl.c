@@ -3,6 +3,7 @@
 
 #include <curl/curl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -30,6 +31,8 @@ struct transfer {
     int too_large;
     char error[CURL_ERROR_SIZE];
     struct pool *pool;
+    /* The scheme, host and port of the request's URL, hashed (origin_hash). */
+    uint64_t origin;
     struct transfer *prev, *next;
 };
 
@@ -380,6 +383,27 @@ static int on_timer(CURLM *multi, long timeout_ms, void *user) {
     return 0;
 }
 
+/* Ends, as `code` with `error`, every transfer of `pool` to `origin` that has no answer yet.
+ *
+ * With HTTP/2 (CURLOPT_PIPEWAIT) a transfer to a host whose first connection is still being
+ * made waits in libcurl's pending queue for it. libcurl 7.88 wakes one pending transfer per
+ * transfer that ends, and a woken one that finds another connection under way goes to the back
+ * of the queue: when every handshake fails (an untrusted certificate) and new requests keep
+ * starting connections, some transfers kept losing their place until --timeout ended them as
+ * timeouts (31 of 2000 at 64 in flight). They were waiting for a connection that failed in a
+ * way every connection to the host fails, so they end with its error instead. */
+static void fail_waiting(ccurl_client *c, struct pool *pool, uint64_t origin, CURLcode code, const char *error) {
+    struct transfer *t = c->active;
+    while (t) {
+        struct transfer *next = t->next;
+        if (t->pool == pool && t->origin == origin && t->status == 0) {
+            snprintf(t->error, sizeof t->error, "%s", error);
+            finish(c, t, code, 0);
+        }
+        t = next;
+    }
+}
+
 /* Hands every finished transfer to `finish`. */
 static void collect(ccurl_client *c, struct pool *pool) {
     CURLMsg *message;
@@ -390,7 +414,14 @@ static void collect(ccurl_client *c, struct pool *pool) {
         CURLcode code = message->data.result;
         struct transfer *t = NULL;
         curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&t);
-        if (t) finish(c, t, code, 0);
+        if (!t) continue;
+        int outcome = classify(t, code, 0);
+        int shared = c->http2 && t->status == 0 && (outcome == CCURL_TLS || outcome == CCURL_UNREACHABLE);
+        char error[CURL_ERROR_SIZE];
+        snprintf(error, sizeof error, "%s", t->error[0] ? t->error : curl_easy_strerror(code));
+        uint64_t origin = t->origin;
+        finish(c, t, code, 0);
+        if (shared) fail_waiting(c, pool, origin, code, error);
     }
 }
 
@@ -587,10 +618,20 @@ void ccurl_client_destroy(ccurl_client *c) {
     free_client(c);
 }
 
+/* The scheme, host and port of `url`, lowercased and hashed with FNV-1a. */
+static uint64_t origin_hash(const char *url) {
+    const char *p = strstr(url, "://");
+    p = p ? p + 3 : url;
+    uint64_t hash = 1469598103934665603ULL;
+    for (const char *q = url; *q && (q < p || (*q != '/' && *q != '?' && *q != '#')); q++) {
+        hash = (hash ^ (uint8_t)(*q >= 'A' && *q <= 'Z' ? *q | 0x20 : *q)) * 1099511628211ULL;
+    }
+    return hash;
+}
+
 /* The pool a request goes to: the one with the fewest transfers (so each keeps about as many
- * connections as its share of the requests in flight), or its host's when hosts are capped
- * (the scheme, host and port hashed with FNV-1a). */
-static uint32_t pool_for(ccurl_client *c, const char *url) {
+ * connections as its share of the requests in flight), or its host's when hosts are capped. */
+static uint32_t pool_for(ccurl_client *c, uint64_t origin) {
     if (c->pool_count == 1) return 0;
     if (!c->pool_by_host) {
         uint32_t best = 0, fewest = UINT32_MAX;
@@ -600,13 +641,7 @@ static uint32_t pool_for(ccurl_client *c, const char *url) {
         }
         return best;
     }
-    const char *p = strstr(url, "://");
-    p = p ? p + 3 : url;
-    uint64_t hash = 1469598103934665603ULL;
-    for (const char *q = url; *q && (q < p || (*q != '/' && *q != '?' && *q != '#')); q++) {
-        hash = (hash ^ (uint8_t)(*q >= 'A' && *q <= 'Z' ? *q | 0x20 : *q)) * 1099511628211ULL;
-    }
-    return (uint32_t)(hash % c->pool_count);
+    return (uint32_t)(origin % c->pool_count);
 }
 
 /* A new easy handle with the options every request of `c` shares. */
@@ -661,7 +696,8 @@ uint64_t ccurl_submit(ccurl_client *c, const ccurl_request *request, void *conte
         return 0;
     }
     t->context = context;
-    t->pool = &c->pools[pool_for(c, request->url)];
+    t->origin = origin_hash(request->url);
+    t->pool = &c->pools[pool_for(c, t->origin)];
     t->max_bytes = request->max_bytes;
     t->content_length = -1;
     CURL *e = t->easy;
