@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +32,10 @@ struct transfer {
     char last_modified[CCURL_VALIDATOR_MAX + 1];
     struct curl_slist *headers;  /* this request's conditional headers; freed with it */
     int too_large;
+    /* Between a status line and the blank line ending its headers. */
+    int in_headers;
+    /* A connection was refused because of its address (ccurl_address_is_forbidden). */
+    int forbidden;
     char error[CURL_ERROR_SIZE];
     struct pool *pool;
     /* The scheme, host and port of the request's URL, hashed (origin_hash). */
@@ -173,6 +180,9 @@ static size_t on_header(char *line, size_t size, size_t count, void *user) {
         t->has_etag = 0;
         t->has_last_modified = 0;
         t->length = 0;
+        t->in_headers = 1;
+    } else if (length <= 2 && (line[0] == '\r' || line[0] == '\n')) {
+        t->in_headers = 0;
     } else if ((value = header_value(line, length, "content-length", &value_length))) {
         char digits[32];
         if (value_length > 0 && value_length < sizeof digits) {
@@ -224,8 +234,15 @@ static int classify(const struct transfer *t, CURLcode code, int cancelled) {
     case CURLE_PARTIAL_FILE: return CCURL_PARTIAL;
     case CURLE_RECV_ERROR: return CCURL_RECEIVE_ERROR;
     case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_CONNECT:
         return CCURL_UNREACHABLE;
+    case CURLE_COULDNT_CONNECT:
+        return t->forbidden ? CCURL_FORBIDDEN_ADDRESS : CCURL_UNREACHABLE;
+    /* The first URL is http(s) (the caller checks), so this is a redirect elsewhere, refused by
+     * CURLOPT_REDIR_PROTOCOLS_STR. */
+    case CURLE_UNSUPPORTED_PROTOCOL: return CCURL_REDIRECT_REFUSED;
+    /* libcurl 7.88 reports a header line over CURL_MAX_HTTP_HEADER as running out of memory. */
+    case CURLE_OUT_OF_MEMORY:
+        return t->in_headers || t->status == 0 ? CCURL_HEADER_TOO_LARGE : CCURL_OTHER;
     case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_CACERT_BADFILE:
     case CURLE_SSL_CERTPROBLEM:
@@ -254,6 +271,7 @@ static void recycle(ccurl_client *c, struct transfer *t) {
             curl_easy_setopt(t->easy, CURLOPT_WRITEDATA, NULL);
             curl_easy_setopt(t->easy, CURLOPT_HEADERDATA, NULL);
             curl_easy_setopt(t->easy, CURLOPT_PRIVATE, NULL);
+            curl_easy_setopt(t->easy, CURLOPT_OPENSOCKETDATA, NULL);
             curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, NULL);
             c->idle[c->idle_count++] = t->easy;
             t->easy = NULL;
@@ -644,6 +662,33 @@ static uint32_t pool_for(ccurl_client *c, uint64_t origin) {
     return (uint32_t)(origin % c->pool_count);
 }
 
+int ccurl_address_is_forbidden(const struct sockaddr *address) {
+    if (!address) return 0;
+    if (address->sa_family == AF_INET) {
+        uint32_t ip = ntohl(((const struct sockaddr_in *)address)->sin_addr.s_addr);
+        return (ip >> 16) == 0xA9FE;  /* 169.254.0.0/16 */
+    }
+    if (address->sa_family == AF_INET6) {
+        const uint8_t *ip = ((const struct sockaddr_in6 *)address)->sin6_addr.s6_addr;
+        if (ip[0] == 0xFE && (ip[1] & 0xC0) == 0x80) return 1;  /* fe80::/10 */
+        static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF };
+        return memcmp(ip, mapped, sizeof mapped) == 0 && ip[12] == 169 && ip[13] == 254;
+    }
+    return 0;
+}
+
+/* libcurl's CURLOPT_OPENSOCKETFUNCTION: every connection's socket, refused (with a note on the
+ * transfer, which then fails as CCURL_FORBIDDEN_ADDRESS) for a forbidden address. */
+static curl_socket_t on_open_socket(void *user, curlsocktype purpose, struct curl_sockaddr *address) {
+    (void)purpose;
+    if (ccurl_address_is_forbidden(&address->addr)) {
+        struct transfer *t = user;
+        if (t) t->forbidden = 1;
+        return CURL_SOCKET_BAD;
+    }
+    return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+}
+
 /* A new easy handle with the options every request of `c` shares. */
 static CURL *new_easy(ccurl_client *c) {
     CURL *e = curl_easy_init();
@@ -667,6 +712,7 @@ static CURL *new_easy(ccurl_client *c) {
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
     return e;
 }
 
@@ -714,6 +760,7 @@ uint64_t ccurl_submit(ccurl_client *c, const ccurl_request *request, void *conte
     curl_easy_setopt(e, CURLOPT_HEADERDATA, t);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
     curl_easy_setopt(e, CURLOPT_PRIVATE, (void *)t);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, (void *)t);
     if (!add_condition(&t->headers, "If-None-Match: ", request->if_none_match)
         || !add_condition(&t->headers, "If-Modified-Since: ", request->if_modified_since)) {
         free_transfer(t);

@@ -133,6 +133,13 @@ private final class PendingFetch: Sendable {
             return .failed(.timeout(seconds: Int(limits.timeout.rounded(.up)), url: url), retryAfter: nil)
         case CCURL_TOO_MANY_REDIRECTS:
             return .failed(.tooManyRedirects(url: url), retryAfter: nil)
+        case CCURL_REDIRECT_REFUSED:
+            return .failed(.invalidURL(Self.redirect(to: result.effective_url, from: url)), retryAfter: nil)
+        case CCURL_HEADER_TOO_LARGE:
+            return .failed(.headerTooLarge(limit: Int(CCURL_MAX_HEADER), url: url), retryAfter: nil)
+        case CCURL_FORBIDDEN_ADDRESS:
+            let final = result.effective_url.map { String(cString: $0) } ?? url
+            return .failed(.forbiddenAddress(url: final == url ? url : Self.redirect(to: result.effective_url, from: url)), retryAfter: nil)
         default:
             break
         }
@@ -168,6 +175,16 @@ private final class PendingFetch: Sendable {
         let validators = Validators(
             etag: result.etag.map { String(cString: $0) }, lastModified: result.last_modified.map { String(cString: $0) })
         return .body(body, finalURL: finalURL, validators: validators)
+    }
+}
+
+extension PendingFetch {
+    /// `<final URL> (redirected to from <url>)`, the final URL cut to 1024 bytes: a `Location`
+    /// may be up to 100 KiB, and the message goes into the manifest.
+    static func redirect(to final: UnsafePointer<CChar>?, from url: String) -> String {
+        var target = final.map { String(cString: $0) } ?? "an unknown URL"
+        if target.utf8.count > 1024 { target = String(decoding: target.utf8.prefix(1024), as: UTF8.self) + "..." }
+        return "\(target) (redirected to from \(url))"
     }
 }
 

@@ -15,6 +15,10 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
     case truncated(expected: Int64, received: Int64, url: String)
     case tooLarge(limit: Int64, url: String)
     case tooManyRedirects(url: String)
+    /// A response header line over libcurl's limit (`limit` bytes).
+    case headerTooLarge(limit: Int, url: String)
+    /// The URL (or one it redirected to, as `url` says) is at a link-local address.
+    case forbiddenAddress(url: String)
     /// The body is no image at all (HTML, JSON, empty...).
     case notImage(String)
     /// An image in a format `--accept` leaves out.
@@ -43,6 +47,8 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
         case .truncated: "truncated"
         case .tooLarge: "too-large"
         case .tooManyRedirects: "too-many-redirects"
+        case .headerTooLarge: "header-too-large"
+        case .forbiddenAddress: "forbidden-address"
         case .notImage: "not-image"
         case .unacceptedFormat: "unaccepted-format"
         case .invalidImage(let format, _): "invalid-" + format.rawValue
@@ -81,6 +87,10 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
             "body cut short: \(received) of \(expected) bytes from \(url)"
         case .tooLarge(let limit, let url): "body larger than \(limit) bytes from \(url) (raise --max-bytes)"
         case .tooManyRedirects(let url): "too many redirects from \(url)"
+        case .headerTooLarge(let limit, let url): "a response header line over \(limit) bytes from \(url)"
+        case .forbiddenAddress(let url):
+            "\(url) is at a link-local address (169.254.0.0/16 or fe80::/10, where clouds serve instance"
+                + " credentials); the archiver never connects there"
         case .notImage(let reason): "not an image: \(reason)"
         case .unacceptedFormat(let format, let accepted):
             "body is a \(format.displayName), which --accept \(accepted) leaves out"

@@ -32,8 +32,14 @@ enum {
     CCURL_RECEIVE_ERROR = 6,     /* CURLE_RECV_ERROR: e.g. reset by the peer */
     CCURL_TLS = 7,               /* the server's certificate could not be verified, or no CA file */
     CCURL_OTHER = 8,             /* anything else; see curl_code and error */
-    CCURL_UNREACHABLE = 9        /* the host's name did not resolve, or no connection could be made */
+    CCURL_UNREACHABLE = 9,       /* the host's name did not resolve, or no connection could be made */
+    CCURL_REDIRECT_REFUSED = 10, /* a redirect to a scheme other than http or https (file://, ftp://...) */
+    CCURL_HEADER_TOO_LARGE = 11, /* a response header over libcurl's CURL_MAX_HTTP_HEADER (100 KiB) */
+    CCURL_FORBIDDEN_ADDRESS = 12 /* the host is at a link-local address (ccurl_address_is_forbidden) */
 };
+
+/* libcurl's limit on one response header line (CURL_MAX_HTTP_HEADER), for messages. */
+#define CCURL_MAX_HEADER 102400
 
 /* The end of one transfer, valid only during the completion call, except `body`. */
 typedef struct {
@@ -99,6 +105,16 @@ void ccurl_client_destroy(ccurl_client *client);
  * case the completion is never called for it.
  */
 uint64_t ccurl_submit(ccurl_client *client, const ccurl_request *request, void *context);
+
+struct sockaddr;
+
+/*
+ * Whether the archiver refuses to connect to `address`: link-local, IPv4 169.254.0.0/16 (where
+ * clouds serve instance metadata and credentials) and IPv6 fe80::/10, IPv4-mapped ones too.
+ * Checked for every connection libcurl opens, the first request's and every redirect's, after
+ * the name is resolved, so neither a redirect nor a name pointing there gets through.
+ */
+int ccurl_address_is_forbidden(const struct sockaddr *address);
 
 /* Ends request `id` as CCURL_CANCELLED if it has not completed yet; otherwise does nothing. */
 void ccurl_cancel(ccurl_client *client, uint64_t id);
