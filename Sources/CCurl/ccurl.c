@@ -2,6 +2,8 @@
 #include "ccurl.h"
 
 #include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,9 @@ struct transfer {
     void *context;
     uint8_t *body;
     size_t length, capacity;
+    /* The body's unnamed file once it outgrew CCURL_SPOOL_THRESHOLD (`body` is then NULL and
+     * `length` counts the file's bytes); -1 before. */
+    int spool_fd;
     int64_t max_bytes;
     long status;
     int64_t content_length;
@@ -73,6 +78,7 @@ struct ccurl_client {
     CURLSH *share;
     pthread_mutex_t share_lock;
     char *ca_file;
+    char *spool_directory;
     int http2;
     pthread_t thread;
     ccurl_completion completion;
@@ -134,6 +140,44 @@ static const char *header_value(const char *line, size_t length, const char *nam
     return start;
 }
 
+/* Moves the body into an unnamed file of the spool directory; 0 when there is none or it cannot
+ * be made (the body then stays in memory). */
+static int spool(struct transfer *t) {
+    const char *directory = t->pool->client->spool_directory;
+    if (t->spool_fd >= 0) return 1;
+    if (!directory) return 0;
+    int fd = open(directory, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) return 0;
+    size_t written = 0;
+    while (written < t->length) {
+        ssize_t n = pwrite(fd, t->body + written, t->length - written, (off_t)written);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            close(fd);
+            return 0;
+        }
+        written += (size_t)n;
+    }
+    free(t->body);
+    t->body = NULL;
+    t->capacity = 0;
+    t->spool_fd = fd;
+    return 1;
+}
+
+/* Appends to the spooled body; 0 on a write error (the disk is full). */
+static int append_spooled(struct transfer *t, const char *data, size_t length) {
+    size_t written = 0;
+    while (written < length) {
+        ssize_t n = pwrite(t->spool_fd, data + written, length - written, (off_t)(t->length + written));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return 0;
+        written += (size_t)n;
+    }
+    t->length += length;
+    return 1;
+}
+
 static int reserve(struct transfer *t, size_t needed) {
     if (needed <= t->capacity) return 1;
     size_t capacity = t->capacity ? t->capacity * 2 : 16 * 1024;
@@ -180,6 +224,7 @@ static size_t on_header(char *line, size_t size, size_t count, void *user) {
         t->has_etag = 0;
         t->has_last_modified = 0;
         t->length = 0;
+        if (t->spool_fd >= 0 && ftruncate(t->spool_fd, 0) != 0) return 0;
         t->in_headers = 1;
     } else if (length <= 2 && (line[0] == '\r' || line[0] == '\n')) {
         t->in_headers = 0;
@@ -192,7 +237,9 @@ static size_t on_header(char *line, size_t size, size_t count, void *user) {
             long long parsed = strtoll(digits, &end, 10);
             if (*end == 0 && parsed >= 0) {
                 t->content_length = parsed;
-                if (t->status >= 200 && t->status < 300 && (t->max_bytes <= 0 || parsed <= t->max_bytes)) {
+                /* Room for the whole body at once, unless it is going to the spool. */
+                if (t->status >= 200 && t->status < 300 && (t->max_bytes <= 0 || parsed <= t->max_bytes)
+                    && t->spool_fd < 0 && (parsed <= CCURL_SPOOL_THRESHOLD || !t->pool->client->spool_directory)) {
                     reserve(t, (size_t)parsed);
                 }
             }
@@ -218,6 +265,8 @@ static size_t on_body(char *data, size_t size, size_t count, void *user) {
         t->too_large = 1;
         return 0;
     }
+    if (t->spool_fd < 0 && t->length + length > CCURL_SPOOL_THRESHOLD) spool(t);
+    if (t->spool_fd >= 0) return append_spooled(t, data, length) ? length : 0;
     if (!reserve(t, t->length + length)) return 0;
     memcpy(t->body + t->length, data, length);
     t->length += length;
@@ -258,6 +307,7 @@ static void free_transfer(struct transfer *t) {
     if (t->easy) curl_easy_cleanup(t->easy);
     curl_slist_free_all(t->headers);  /* after the handle: it points at the list until then */
     free(t->body);
+    if (t->spool_fd >= 0) close(t->spool_fd);
     free(t);
 }
 
@@ -305,6 +355,7 @@ static void finish(ccurl_client *c, struct transfer *t, CURLcode code, int cance
     if (result.status == 0) curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &result.status);
     result.body = t->body;
     result.body_length = t->length;
+    result.body_fd = t->spool_fd;
     result.content_length = t->content_length;
     result.retry_after = t->has_retry_after ? t->retry_after : NULL;
     result.etag = t->has_etag ? t->etag : NULL;
@@ -316,7 +367,8 @@ static void finish(ccurl_client *c, struct transfer *t, CURLcode code, int cance
     result.error = t->error[0] ? t->error : (code != CURLE_OK ? curl_easy_strerror(code) : "");
     if (cancelled) result.error = "cancelled";
 
-    t->body = NULL;  /* now the completion's */
+    t->body = NULL;  /* now the completion's, as the spool file is */
+    t->spool_fd = -1;
     c->completion(t->context, &result);
     recycle(c, t);
 }
@@ -336,6 +388,7 @@ static void free_client(ccurl_client *c) {
     if (c->share) curl_share_cleanup(c->share);
     pthread_mutex_destroy(&c->share_lock);
     free(c->ca_file);
+    free(c->spool_directory);
     close(c->wake_fd);
     close(c->epoll_fd);
     free(c->fd_state);
@@ -579,6 +632,7 @@ ccurl_client *ccurl_client_create(const ccurl_options *options, ccurl_completion
     struct epoll_event wake = { .events = EPOLLIN, .data.u64 = UINT64_MAX };
     if (c->wake_fd >= 0 && c->epoll_fd >= 0) epoll_ctl(c->epoll_fd, EPOLL_CTL_ADD, c->wake_fd, &wake);
     c->ca_file = options->ca_file ? strdup(options->ca_file) : NULL;
+    c->spool_directory = options->spool_directory ? strdup(options->spool_directory) : NULL;
     c->share = curl_share_init();
     /* A host limit is a limit per pool: with one, each host keeps to one pool. */
     c->pool_by_host = options->max_per_host > 0;
@@ -597,6 +651,7 @@ ccurl_client *ccurl_client_create(const ccurl_options *options, ccurl_completion
         if (c->epoll_fd >= 0) close(c->epoll_fd);
         if (c->share) curl_share_cleanup(c->share);
         free(c->ca_file);
+        free(c->spool_directory);
         free(c->idle);
         free(c);
         return NULL;
@@ -733,6 +788,7 @@ static int add_condition(struct curl_slist **list, const char *prefix, const cha
 uint64_t ccurl_submit(ccurl_client *c, const ccurl_request *request, void *context) {
     struct transfer *t = calloc(1, sizeof *t);
     if (!t) return 0;
+    t->spool_fd = -1;
     pthread_mutex_lock(&c->lock);
     if (c->idle_count > 0) t->easy = c->idle[--c->idle_count];
     pthread_mutex_unlock(&c->lock);

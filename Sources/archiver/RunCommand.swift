@@ -132,7 +132,11 @@ enum RunCommand {
         } catch {
             return fail(error.description)
         }
-        let fetcher = CurlFetcher(limits: FetchLimits(config), caFile: config.caFile, http2: config.http2)
+        // Bodies over 1 MiB are spooled to unnamed files in images/ (the run makes it before the
+        // first image request; the catalog, fetched before, stays in memory).
+        let fetcher = CurlFetcher(
+            limits: FetchLimits(config), caFile: config.caFile, http2: config.http2,
+            spoolDirectory: config.spoolDirectory)
         let catalog: Catalog
         do {
             catalog = try CatalogLoader.load(

@@ -47,7 +47,10 @@ typedef struct {
     int curl_code;            /* the CURLcode, 0 when none */
     long status;              /* HTTP status of the last response seen, 0 when none */
     uint8_t *body;            /* the last response's body; owned by the callee (free it); may be NULL */
-    size_t body_length;
+    size_t body_length;       /* of `body`, or of the file `body_fd` when that is not -1 */
+    int body_fd;              /* a body over CCURL_SPOOL_THRESHOLD, in an unnamed file (O_TMPFILE) of
+                                 the client's spool directory, `body` then NULL; owned by the callee
+                                 (close it); -1 when the body is in memory */
     int64_t content_length;   /* the last response's Content-Length, -1 when absent */
     const char *retry_after;  /* the last response's Retry-After value, NULL when absent */
     const char *etag;         /* the last response's ETag, NULL when absent or over CCURL_VALIDATOR_MAX bytes */
@@ -84,7 +87,13 @@ typedef struct {
     long max_per_host;        /* most connections to one host; 0 means no limit of its own */
     const char *ca_file;      /* a PEM CA bundle to verify servers with, as curl's --cacert; NULL for the system's */
     int http2;                /* offer HTTP/2 through TLS ALPN and multiplex on it */
+    const char *spool_directory; /* where bodies over CCURL_SPOOL_THRESHOLD go (O_TMPFILE), so they
+                                    are not held in memory; NULL, or a directory that cannot hold
+                                    one, keeps every body in memory */
 } ccurl_options;
+
+/* Bodies up to this many bytes are kept in memory; a longer one goes to the spool directory. */
+#define CCURL_SPOOL_THRESHOLD (1024 * 1024)
 
 /*
  * Starts a client: a multi handle and its thread. Connections are kept per host and reused;
