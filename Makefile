@@ -2,7 +2,7 @@
 SWIFT ?= swift
 PREFIX ?= /usr/local
 APT_PACKAGES = pkg-config libpng-dev zlib1g-dev libjpeg62-turbo-dev libwebp-dev libgif-dev libssl-dev libarchive-dev \
-	libcurl4-openssl-dev
+	libcurl4-openssl-dev time
 # The release binary carries the Swift runtime and Foundation in itself: it needs only the Debian
 # libraries above (so `make install` copies one file that works without the toolchain), starts in
 # about 10 ms instead of 15, and spends about 10% less CPU in a run (calls into the runtime need no

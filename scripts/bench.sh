@@ -102,7 +102,7 @@ PY
 
 start_catalog_nginx "$archiver" "$catalog" "$work" "$port" "$from"
 
-requests() { wc -l <"$work/logs/access.log"; }
+requests() { settled_requests "$work" "$port"; }
 
 # measure CASE ROUND OUT WANT CMD...: runs CMD under /usr/bin/time and appends a line to runs.tsv:
 # case, round, wall s, user s, sys s, max RSS KiB, nginx requests, connections, output files,

@@ -2,11 +2,17 @@
 #include "ccurl.h"
 
 #include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +24,9 @@ struct transfer {
     void *context;
     uint8_t *body;
     size_t length, capacity;
+    /* The body's unnamed file once it outgrew CCURL_SPOOL_THRESHOLD (`body` is then NULL and
+     * `length` counts the file's bytes); -1 before. */
+    int spool_fd;
     int64_t max_bytes;
     long status;
     int64_t content_length;
@@ -28,8 +37,14 @@ struct transfer {
     char last_modified[CCURL_VALIDATOR_MAX + 1];
     struct curl_slist *headers;  /* this request's conditional headers; freed with it */
     int too_large;
+    /* Between a status line and the blank line ending its headers. */
+    int in_headers;
+    /* A connection was refused because of its address (ccurl_address_is_forbidden). */
+    int forbidden;
     char error[CURL_ERROR_SIZE];
     struct pool *pool;
+    /* The scheme, host and port of the request's URL, hashed (origin_hash). */
+    uint64_t origin;
     struct transfer *prev, *next;
 };
 
@@ -63,6 +78,7 @@ struct ccurl_client {
     CURLSH *share;
     pthread_mutex_t share_lock;
     char *ca_file;
+    char *spool_directory;
     int http2;
     pthread_t thread;
     ccurl_completion completion;
@@ -124,6 +140,44 @@ static const char *header_value(const char *line, size_t length, const char *nam
     return start;
 }
 
+/* Moves the body into an unnamed file of the spool directory; 0 when there is none or it cannot
+ * be made (the body then stays in memory). */
+static int spool(struct transfer *t) {
+    const char *directory = t->pool->client->spool_directory;
+    if (t->spool_fd >= 0) return 1;
+    if (!directory) return 0;
+    int fd = open(directory, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) return 0;
+    size_t written = 0;
+    while (written < t->length) {
+        ssize_t n = pwrite(fd, t->body + written, t->length - written, (off_t)written);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            close(fd);
+            return 0;
+        }
+        written += (size_t)n;
+    }
+    free(t->body);
+    t->body = NULL;
+    t->capacity = 0;
+    t->spool_fd = fd;
+    return 1;
+}
+
+/* Appends to the spooled body; 0 on a write error (the disk is full). */
+static int append_spooled(struct transfer *t, const char *data, size_t length) {
+    size_t written = 0;
+    while (written < length) {
+        ssize_t n = pwrite(t->spool_fd, data + written, length - written, (off_t)(t->length + written));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return 0;
+        written += (size_t)n;
+    }
+    t->length += length;
+    return 1;
+}
+
 static int reserve(struct transfer *t, size_t needed) {
     if (needed <= t->capacity) return 1;
     size_t capacity = t->capacity ? t->capacity * 2 : 16 * 1024;
@@ -170,6 +224,10 @@ static size_t on_header(char *line, size_t size, size_t count, void *user) {
         t->has_etag = 0;
         t->has_last_modified = 0;
         t->length = 0;
+        if (t->spool_fd >= 0 && ftruncate(t->spool_fd, 0) != 0) return 0;
+        t->in_headers = 1;
+    } else if (length <= 2 && (line[0] == '\r' || line[0] == '\n')) {
+        t->in_headers = 0;
     } else if ((value = header_value(line, length, "content-length", &value_length))) {
         char digits[32];
         if (value_length > 0 && value_length < sizeof digits) {
@@ -179,7 +237,9 @@ static size_t on_header(char *line, size_t size, size_t count, void *user) {
             long long parsed = strtoll(digits, &end, 10);
             if (*end == 0 && parsed >= 0) {
                 t->content_length = parsed;
-                if (t->status >= 200 && t->status < 300 && (t->max_bytes <= 0 || parsed <= t->max_bytes)) {
+                /* Room for the whole body at once, unless it is going to the spool. */
+                if (t->status >= 200 && t->status < 300 && (t->max_bytes <= 0 || parsed <= t->max_bytes)
+                    && t->spool_fd < 0 && (parsed <= CCURL_SPOOL_THRESHOLD || !t->pool->client->spool_directory)) {
                     reserve(t, (size_t)parsed);
                 }
             }
@@ -205,6 +265,8 @@ static size_t on_body(char *data, size_t size, size_t count, void *user) {
         t->too_large = 1;
         return 0;
     }
+    if (t->spool_fd < 0 && t->length + length > CCURL_SPOOL_THRESHOLD) spool(t);
+    if (t->spool_fd >= 0) return append_spooled(t, data, length) ? length : 0;
     if (!reserve(t, t->length + length)) return 0;
     memcpy(t->body + t->length, data, length);
     t->length += length;
@@ -220,6 +282,16 @@ static int classify(const struct transfer *t, CURLcode code, int cancelled) {
     case CURLE_TOO_MANY_REDIRECTS: return CCURL_TOO_MANY_REDIRECTS;
     case CURLE_PARTIAL_FILE: return CCURL_PARTIAL;
     case CURLE_RECV_ERROR: return CCURL_RECEIVE_ERROR;
+    case CURLE_COULDNT_RESOLVE_HOST:
+        return CCURL_UNREACHABLE;
+    case CURLE_COULDNT_CONNECT:
+        return t->forbidden ? CCURL_FORBIDDEN_ADDRESS : CCURL_UNREACHABLE;
+    /* The first URL is http(s) (the caller checks), so this is a redirect elsewhere, refused by
+     * CURLOPT_REDIR_PROTOCOLS_STR. */
+    case CURLE_UNSUPPORTED_PROTOCOL: return CCURL_REDIRECT_REFUSED;
+    /* libcurl 7.88 reports a header line over CURL_MAX_HTTP_HEADER as running out of memory. */
+    case CURLE_OUT_OF_MEMORY:
+        return t->in_headers || t->status == 0 ? CCURL_HEADER_TOO_LARGE : CCURL_OTHER;
     case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_CACERT_BADFILE:
     case CURLE_SSL_CERTPROBLEM:
@@ -235,6 +307,7 @@ static void free_transfer(struct transfer *t) {
     if (t->easy) curl_easy_cleanup(t->easy);
     curl_slist_free_all(t->headers);  /* after the handle: it points at the list until then */
     free(t->body);
+    if (t->spool_fd >= 0) close(t->spool_fd);
     free(t);
 }
 
@@ -248,6 +321,7 @@ static void recycle(ccurl_client *c, struct transfer *t) {
             curl_easy_setopt(t->easy, CURLOPT_WRITEDATA, NULL);
             curl_easy_setopt(t->easy, CURLOPT_HEADERDATA, NULL);
             curl_easy_setopt(t->easy, CURLOPT_PRIVATE, NULL);
+            curl_easy_setopt(t->easy, CURLOPT_OPENSOCKETDATA, NULL);
             curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, NULL);
             c->idle[c->idle_count++] = t->easy;
             t->easy = NULL;
@@ -281,6 +355,7 @@ static void finish(ccurl_client *c, struct transfer *t, CURLcode code, int cance
     if (result.status == 0) curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &result.status);
     result.body = t->body;
     result.body_length = t->length;
+    result.body_fd = t->spool_fd;
     result.content_length = t->content_length;
     result.retry_after = t->has_retry_after ? t->retry_after : NULL;
     result.etag = t->has_etag ? t->etag : NULL;
@@ -292,7 +367,8 @@ static void finish(ccurl_client *c, struct transfer *t, CURLcode code, int cance
     result.error = t->error[0] ? t->error : (code != CURLE_OK ? curl_easy_strerror(code) : "");
     if (cancelled) result.error = "cancelled";
 
-    t->body = NULL;  /* now the completion's */
+    t->body = NULL;  /* now the completion's, as the spool file is */
+    t->spool_fd = -1;
     c->completion(t->context, &result);
     recycle(c, t);
 }
@@ -312,6 +388,7 @@ static void free_client(ccurl_client *c) {
     if (c->share) curl_share_cleanup(c->share);
     pthread_mutex_destroy(&c->share_lock);
     free(c->ca_file);
+    free(c->spool_directory);
     close(c->wake_fd);
     close(c->epoll_fd);
     free(c->fd_state);
@@ -377,6 +454,27 @@ static int on_timer(CURLM *multi, long timeout_ms, void *user) {
     return 0;
 }
 
+/* Ends, as `code` with `error`, every transfer of `pool` to `origin` that has no answer yet.
+ *
+ * With HTTP/2 (CURLOPT_PIPEWAIT) a transfer to a host whose first connection is still being
+ * made waits in libcurl's pending queue for it. libcurl 7.88 wakes one pending transfer per
+ * transfer that ends, and a woken one that finds another connection under way goes to the back
+ * of the queue: when every handshake fails (an untrusted certificate) and new requests keep
+ * starting connections, some transfers kept losing their place until --timeout ended them as
+ * timeouts (31 of 2000 at 64 in flight). They were waiting for a connection that failed in a
+ * way every connection to the host fails, so they end with its error instead. */
+static void fail_waiting(ccurl_client *c, struct pool *pool, uint64_t origin, CURLcode code, const char *error) {
+    struct transfer *t = c->active;
+    while (t) {
+        struct transfer *next = t->next;
+        if (t->pool == pool && t->origin == origin && t->status == 0) {
+            snprintf(t->error, sizeof t->error, "%s", error);
+            finish(c, t, code, 0);
+        }
+        t = next;
+    }
+}
+
 /* Hands every finished transfer to `finish`. */
 static void collect(ccurl_client *c, struct pool *pool) {
     CURLMsg *message;
@@ -387,7 +485,14 @@ static void collect(ccurl_client *c, struct pool *pool) {
         CURLcode code = message->data.result;
         struct transfer *t = NULL;
         curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&t);
-        if (t) finish(c, t, code, 0);
+        if (!t) continue;
+        int outcome = classify(t, code, 0);
+        int shared = c->http2 && t->status == 0 && (outcome == CCURL_TLS || outcome == CCURL_UNREACHABLE);
+        char error[CURL_ERROR_SIZE];
+        snprintf(error, sizeof error, "%s", t->error[0] ? t->error : curl_easy_strerror(code));
+        uint64_t origin = t->origin;
+        finish(c, t, code, 0);
+        if (shared) fail_waiting(c, pool, origin, code, error);
     }
 }
 
@@ -527,6 +632,7 @@ ccurl_client *ccurl_client_create(const ccurl_options *options, ccurl_completion
     struct epoll_event wake = { .events = EPOLLIN, .data.u64 = UINT64_MAX };
     if (c->wake_fd >= 0 && c->epoll_fd >= 0) epoll_ctl(c->epoll_fd, EPOLL_CTL_ADD, c->wake_fd, &wake);
     c->ca_file = options->ca_file ? strdup(options->ca_file) : NULL;
+    c->spool_directory = options->spool_directory ? strdup(options->spool_directory) : NULL;
     c->share = curl_share_init();
     /* A host limit is a limit per pool: with one, each host keeps to one pool. */
     c->pool_by_host = options->max_per_host > 0;
@@ -545,6 +651,7 @@ ccurl_client *ccurl_client_create(const ccurl_options *options, ccurl_completion
         if (c->epoll_fd >= 0) close(c->epoll_fd);
         if (c->share) curl_share_cleanup(c->share);
         free(c->ca_file);
+        free(c->spool_directory);
         free(c->idle);
         free(c);
         return NULL;
@@ -584,10 +691,20 @@ void ccurl_client_destroy(ccurl_client *c) {
     free_client(c);
 }
 
+/* The scheme, host and port of `url`, lowercased and hashed with FNV-1a. */
+static uint64_t origin_hash(const char *url) {
+    const char *p = strstr(url, "://");
+    p = p ? p + 3 : url;
+    uint64_t hash = 1469598103934665603ULL;
+    for (const char *q = url; *q && (q < p || (*q != '/' && *q != '?' && *q != '#')); q++) {
+        hash = (hash ^ (uint8_t)(*q >= 'A' && *q <= 'Z' ? *q | 0x20 : *q)) * 1099511628211ULL;
+    }
+    return hash;
+}
+
 /* The pool a request goes to: the one with the fewest transfers (so each keeps about as many
- * connections as its share of the requests in flight), or its host's when hosts are capped
- * (the scheme, host and port hashed with FNV-1a). */
-static uint32_t pool_for(ccurl_client *c, const char *url) {
+ * connections as its share of the requests in flight), or its host's when hosts are capped. */
+static uint32_t pool_for(ccurl_client *c, uint64_t origin) {
     if (c->pool_count == 1) return 0;
     if (!c->pool_by_host) {
         uint32_t best = 0, fewest = UINT32_MAX;
@@ -597,13 +714,34 @@ static uint32_t pool_for(ccurl_client *c, const char *url) {
         }
         return best;
     }
-    const char *p = strstr(url, "://");
-    p = p ? p + 3 : url;
-    uint64_t hash = 1469598103934665603ULL;
-    for (const char *q = url; *q && (q < p || (*q != '/' && *q != '?' && *q != '#')); q++) {
-        hash = (hash ^ (uint8_t)(*q >= 'A' && *q <= 'Z' ? *q | 0x20 : *q)) * 1099511628211ULL;
+    return (uint32_t)(origin % c->pool_count);
+}
+
+int ccurl_address_is_forbidden(const struct sockaddr *address) {
+    if (!address) return 0;
+    if (address->sa_family == AF_INET) {
+        uint32_t ip = ntohl(((const struct sockaddr_in *)address)->sin_addr.s_addr);
+        return (ip >> 16) == 0xA9FE;  /* 169.254.0.0/16 */
     }
-    return (uint32_t)(hash % c->pool_count);
+    if (address->sa_family == AF_INET6) {
+        const uint8_t *ip = ((const struct sockaddr_in6 *)address)->sin6_addr.s6_addr;
+        if (ip[0] == 0xFE && (ip[1] & 0xC0) == 0x80) return 1;  /* fe80::/10 */
+        static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF };
+        return memcmp(ip, mapped, sizeof mapped) == 0 && ip[12] == 169 && ip[13] == 254;
+    }
+    return 0;
+}
+
+/* libcurl's CURLOPT_OPENSOCKETFUNCTION: every connection's socket, refused (with a note on the
+ * transfer, which then fails as CCURL_FORBIDDEN_ADDRESS) for a forbidden address. */
+static curl_socket_t on_open_socket(void *user, curlsocktype purpose, struct curl_sockaddr *address) {
+    (void)purpose;
+    if (ccurl_address_is_forbidden(&address->addr)) {
+        struct transfer *t = user;
+        if (t) t->forbidden = 1;
+        return CURL_SOCKET_BAD;
+    }
+    return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
 }
 
 /* A new easy handle with the options every request of `c` shares. */
@@ -629,6 +767,7 @@ static CURL *new_easy(ccurl_client *c) {
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
     return e;
 }
 
@@ -649,6 +788,7 @@ static int add_condition(struct curl_slist **list, const char *prefix, const cha
 uint64_t ccurl_submit(ccurl_client *c, const ccurl_request *request, void *context) {
     struct transfer *t = calloc(1, sizeof *t);
     if (!t) return 0;
+    t->spool_fd = -1;
     pthread_mutex_lock(&c->lock);
     if (c->idle_count > 0) t->easy = c->idle[--c->idle_count];
     pthread_mutex_unlock(&c->lock);
@@ -658,7 +798,8 @@ uint64_t ccurl_submit(ccurl_client *c, const ccurl_request *request, void *conte
         return 0;
     }
     t->context = context;
-    t->pool = &c->pools[pool_for(c, request->url)];
+    t->origin = origin_hash(request->url);
+    t->pool = &c->pools[pool_for(c, t->origin)];
     t->max_bytes = request->max_bytes;
     t->content_length = -1;
     CURL *e = t->easy;
@@ -675,6 +816,7 @@ uint64_t ccurl_submit(ccurl_client *c, const ccurl_request *request, void *conte
     curl_easy_setopt(e, CURLOPT_HEADERDATA, t);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
     curl_easy_setopt(e, CURLOPT_PRIVATE, (void *)t);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, (void *)t);
     if (!add_condition(&t->headers, "If-None-Match: ", request->if_none_match)
         || !add_condition(&t->headers, "If-Modified-Since: ", request->if_modified_since)) {
         free_transfer(t);

@@ -143,7 +143,11 @@ enum RunCommand {
         } catch {
             return fail(error.description)
         }
-        let fetcher = CurlFetcher(limits: FetchLimits(config), caFile: config.caFile, http2: config.http2)
+        // Bodies over 1 MiB are spooled to unnamed files in images/ (the run makes it before the
+        // first image request; the catalog, fetched before, stays in memory).
+        let fetcher = CurlFetcher(
+            limits: FetchLimits(config), caFile: config.caFile, http2: config.http2,
+            spoolDirectory: config.spoolDirectory)
         let catalog: Catalog
         do {
             catalog = try CatalogLoader.load(
@@ -153,7 +157,9 @@ enum RunCommand {
             return fail(error.description)
         }
         let quiet = options.quiet
-        let archiver = Archiver(configuration: config, fetcher: fetcher, log: { if !quiet { printError($0) } })
+        // A line said mid-run (a host is down) first clears the live progress line it would end.
+        let clear = isatty(STDERR_FILENO) == 1 ? "\r\u{1B}[2K" : ""
+        let archiver = Archiver(configuration: config, fetcher: fetcher, log: { if !quiet { printError(clear + $0) } })
         let interruption = Interruption { archiver.cancel() }
         let progress = options.quiet ? nil : ProgressPrinter(style: .standardError()) { archiver.progress }
         let summary: RunSummary

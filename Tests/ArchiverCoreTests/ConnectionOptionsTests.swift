@@ -85,6 +85,26 @@ final class ConnectionOptionsTests: XCTestCase {
         }
     }
 
+    /// With --http2 the requests to a host wait for its first connection (to multiplex on it).
+    /// When every handshake fails on the certificate, each of them must end as `tls` with the
+    /// handshake's error, not wait its turn in libcurl's queue until --timeout ends it: before,
+    /// requests woken from the queue lost their place to new ones and some ended as `timeout`.
+    func testWithHTTP2EveryRequestToAnUntrustedServerEndsAsTLSNotTimeout() throws {
+        let dir = Fixtures.temporaryDirectory(self)
+        let (base, _) = try tlsServer(serving: dir)
+        let records = (1...400).map { CatalogRecord(albumId: 1, id: RecordID($0), title: "t", url: "\(base)/\($0).png", thumbnailUrl: "") }
+        let catalog = try Fixtures.writeCatalog(records, to: dir.appendingPathComponent("c.json"))
+        let out = dir.appendingPathComponent("out")
+        let result = try CommandRunner.run([
+            "run", "--catalog", catalog, "--out", out.path, "--http2", "--concurrency", "64", "--timeout", "5", "--quiet",
+        ])
+        XCTAssertEqual(result.status, 1, result.stderr)
+        let items = try Fixtures.manifest(in: out).items
+        let kinds = Dictionary(grouping: items, by: { $0.error?.kind ?? "done" }).mapValues(\.count)
+        XCTAssertEqual(kinds, ["tls": 400])
+        XCTAssertTrue(items.allSatisfy { $0.error?.message.contains("certificate") ?? false }, "\(items.first?.error as Any)")
+    }
+
     /// Runs the binary under `sh -c 'ulimit ...; exec archiver ...'`.
     private func runLimited(_ limits: String, _ arguments: [String]) throws -> CommandResult {
         let quoted = arguments.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")

@@ -34,12 +34,13 @@ final class CurlFetcherTests: XCTestCase {
         XCTAssertEqual(error?.kind, "truncated")
     }
 
-    func testConnectionRefusedIsNetworkWithCurlMessage() throws {
+    func testConnectionRefusedIsUnreachableWithCurlMessage() throws {
         let server = try TestServer()
         let url = server.url("/gone")
         server.stop()
         let failure = FetcherChecks.error(FetcherChecks.outcome(of: CurlFetcher(limits: FetchLimits()), url).0)
-        guard case .network(let message, _)? = failure?.0 else { return XCTFail("expected network, got \(String(describing: failure))") }
+        XCTAssertEqual(failure?.0.kind, "network")
+        guard case .unreachable(let message, _)? = failure?.0 else { return XCTFail("expected unreachable, got \(String(describing: failure))") }
         XCTAssertFalse(message.isEmpty)
     }
 

@@ -3,7 +3,8 @@
 # from Debian when missing, sets archiver, catalog, from and work (a fresh /tmp/archiver-NAME.*
 # directory removed on exit, with every process in nginx_pid, serve_pid and extra_pids killed),
 # starts the catalog's nginx and sets port and mirror. `check NAME STATUS DETAILS` prints a
-# PASS or FAIL line and counts failures; `requests` counts the lines of nginx's access log.
+# PASS or FAIL line and counts failures; `requests` counts the lines of nginx's access log once
+# every request answered so far is logged (settled_requests in catalog-nginx.sh).
 
 acceptance_setup() {
     local name=$1
@@ -31,4 +32,4 @@ check() {  # check NAME CONDITION-EXIT-STATUS DETAILS
     if [ "$2" = 0 ]; then echo "PASS  $1  ($3)"; else echo "FAIL  $1  ($3)"; failures=$((failures + 1)); fi
 }
 
-requests() { wc -l <"$work/logs/access.log"; }
+requests() { settled_requests "$work" "$port"; }

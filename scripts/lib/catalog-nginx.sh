@@ -98,6 +98,17 @@ run_nginx() {
     curl -sfI "$@" "$probe" | grep -qi '^content-type: image/png' || { echo "catalog-nginx: nginx does not say image/png" >&2; exit 1; }
 }
 
+# settled_requests WORK PORT: the lines of WORK/logs/access.log once every request answered so far
+# is in it. nginx writes a request's line after sending its answer, so a client that has read the
+# answer (and exited) can count the log before the line is written: the probes of run_nginx were
+# once counted as the first run's requests (4997 for 4996 URLs), and a run's last request can be
+# missed the same way. The one worker serves events in order and logs an answer in the same step
+# as it finishes sending it, so once a request made now is answered, every earlier line is there.
+settled_requests() {
+    curl -s -o /dev/null "http://127.0.0.1:$2/.log-barrier"
+    wc -l <"$1/logs/access.log"
+}
+
 start_catalog_nginx() {
     local archiver=$1 catalog=$2 work=$3 port=$4 from=$5
     local base=http://127.0.0.1:$port
@@ -119,6 +130,8 @@ $(nginx_http_common "$work")
             listen 127.0.0.1:$port;
             root $work/root;
             location / { try_files \$uri =404; }
+            # Logs nothing: settled_requests asks it so that every earlier answer is logged.
+            location = /.log-barrier { access_log off; return 204; }
         }
     }
 EOF

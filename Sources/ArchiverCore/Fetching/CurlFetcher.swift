@@ -21,19 +21,26 @@ public final class CurlFetcher: Fetching, @unchecked Sendable {
     ///
     /// `caFile` is a PEM bundle servers are verified against, as curl's `--cacert`; `http2`
     /// offers HTTP/2 through TLS ALPN and multiplexes requests to one host on it.
+    ///
+    /// `spoolDirectory` is where a body over 1 MiB (`CCURL_SPOOL_THRESHOLD`) is written as it
+    /// arrives, to an unnamed file (`O_TMPFILE`) that the `Data` handed on maps: bodies in flight
+    /// then cost disk, not memory. Without one, or where it cannot hold such a file, every body is
+    /// kept in memory.
     public init(
-        limits: FetchLimits, caFile: String? = nil, http2: Bool = false,
+        limits: FetchLimits, caFile: String? = nil, http2: Bool = false, spoolDirectory: String? = nil,
         userAgent: String = "archiver/\(ArchiverVersion.current)"
     ) {
         self.limits = limits
         self.userAgent = userAgent
-        client = (caFile ?? "").withCString { ca in
-            var options = ccurl_options(
-                max_in_flight: max(1, limits.concurrency),
-                max_connections: OpenFileLimit.pool(for: max(1, limits.concurrency)),
-                max_per_host: max(0, limits.perHost ?? 0),
-                ca_file: caFile == nil ? nil : ca, http2: http2 ? 1 : 0)
-            return ccurl_client_create(&options, curlFetcherDidComplete)
+        client = withOptionalCString(caFile) { ca in
+            withOptionalCString(spoolDirectory) { spool in
+                var options = ccurl_options(
+                    max_in_flight: max(1, limits.concurrency),
+                    max_connections: OpenFileLimit.pool(for: max(1, limits.concurrency)),
+                    max_per_host: max(0, limits.perHost ?? 0),
+                    ca_file: ca, http2: http2 ? 1 : 0, spool_directory: spool)
+                return ccurl_client_create(&options, curlFetcherDidComplete)
+            }
         }
     }
 
@@ -113,7 +120,13 @@ private final class PendingFetch: Sendable {
     /// Maps how libcurl ended the transfer onto a `FetchOutcome`; takes ownership of the body.
     func outcome(of result: ccurl_result) -> FetchOutcome {
         var body = Data()
-        if let bytes = result.body {
+        if result.body_fd >= 0 {
+            guard let mapped = Self.map(result.body_fd, length: result.body_length) else {
+                let reason = "could not map the \(result.body_length)-byte body spooled to disk: \(String(cString: strerror(errno)))"
+                return .failed(.network(reason, url: url), retryAfter: nil)
+            }
+            body = mapped
+        } else if let bytes = result.body {
             if result.body_length > 0 {
                 body = Data(bytesNoCopy: bytes, count: result.body_length, deallocator: .free)
             } else {
@@ -133,6 +146,13 @@ private final class PendingFetch: Sendable {
             return .failed(.timeout(seconds: Int(limits.timeout.rounded(.up)), url: url), retryAfter: nil)
         case CCURL_TOO_MANY_REDIRECTS:
             return .failed(.tooManyRedirects(url: url), retryAfter: nil)
+        case CCURL_REDIRECT_REFUSED:
+            return .failed(.invalidURL(Self.redirect(to: result.effective_url, from: url)), retryAfter: nil)
+        case CCURL_HEADER_TOO_LARGE:
+            return .failed(.headerTooLarge(limit: Int(CCURL_MAX_HEADER), url: url), retryAfter: nil)
+        case CCURL_FORBIDDEN_ADDRESS:
+            let final = result.effective_url.map { String(cString: $0) } ?? url
+            return .failed(.forbiddenAddress(url: final == url ? url : Self.redirect(to: result.effective_url, from: url)), retryAfter: nil)
         default:
             break
         }
@@ -158,12 +178,36 @@ private final class PendingFetch: Sendable {
         }
         guard outcome == CCURL_OK else {
             let message = result.error.map { String(cString: $0) } ?? ""
+            // After a redirect the host asked for answered; only the one redirected to did not.
+            if outcome == CCURL_UNREACHABLE, result.redirects == 0 {
+                return .failed(.unreachable(message.isEmpty ? "libcurl error \(result.curl_code)" : message, url: url), retryAfter: nil)
+            }
             return .failed(.network(message.isEmpty ? "libcurl error \(result.curl_code)" : message, url: url), retryAfter: nil)
         }
         let finalURL = result.redirects > 0 ? result.effective_url.map { String(cString: $0) } ?? url : url
         let validators = Validators(
             etag: result.etag.map { String(cString: $0) }, lastModified: result.last_modified.map { String(cString: $0) })
         return .body(body, finalURL: finalURL, validators: validators)
+    }
+}
+
+extension PendingFetch {
+    /// A spooled body as `Data` over a read-only mapping of its file, unmapped when the `Data`
+    /// goes: its pages are read from the page cache as the validator and the hash walk them, so a
+    /// 48 MiB body costs no 48 MiB of heap. Closes `fd` (the mapping keeps the file).
+    static func map(_ fd: Int32, length: Int) -> Data? {
+        defer { close(fd) }
+        guard length > 0 else { return Data() }
+        guard let address = mmap(nil, length, PROT_READ, MAP_SHARED, fd, 0), address != MAP_FAILED else { return nil }
+        return Data(bytesNoCopy: address, count: length, deallocator: .custom { pointer, count in munmap(pointer, count) })
+    }
+
+    /// `<final URL> (redirected to from <url>)`, the final URL cut to 1024 bytes: a `Location`
+    /// may be up to 100 KiB, and the message goes into the manifest.
+    static func redirect(to final: UnsafePointer<CChar>?, from url: String) -> String {
+        var target = final.map { String(cString: $0) } ?? "an unknown URL"
+        if target.utf8.count > 1024 { target = String(decoding: target.utf8.prefix(1024), as: UTF8.self) + "..." }
+        return "\(target) (redirected to from \(url))"
     }
 }
 

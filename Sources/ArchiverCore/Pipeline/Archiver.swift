@@ -191,7 +191,8 @@ public final class Archiver: Sendable {
             validateInParallel: config.validation == .full, work: work, durable: config.durable)
         let stages = PipelineStages(
             fetcher: fetcher, writer: writer, ledger: ledger, backoff: backoff, retries: config.retries,
-            maxRetryAfter: config.maxRetryAfter, rateLimiter: config.rate.map { RateLimiter(rate: $0) }, work: work)
+            maxRetryAfter: config.maxRetryAfter, rateLimiter: config.rate.map { RateLimiter(rate: $0) }, work: work,
+            hosts: HostWatch(say: log))
 
         feed.withLock { $0.reader = CatalogReader(catalog.records) }
         feedQueue(plan, stages: stages)

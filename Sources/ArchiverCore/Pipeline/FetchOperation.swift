@@ -14,6 +14,8 @@ struct PipelineStages: Sendable {
     let rateLimiter: RateLimiter?
     /// Concurrent: timers between attempts.
     let work: DispatchQueue
+    /// Hosts that never answered and failed to connect too often: their URLs fail at once.
+    let hosts: HostWatch
 }
 
 /// One job on the queue: a run of distinct URLs, fetched one after another. For each, it fetches
@@ -140,6 +142,7 @@ final class FetchOperation: Operation, @unchecked Sendable {
 
     private func attempt(_ index: Int, _ number: Int) {
         guard !cancelled else { return requestOver(index, recorded: false) }
+        if let failure = hostDown(index) { return end(index, failing: failure, attempts: number - 1) }
         if let wait = stages.rateLimiter?.reserve(), wait > 0 {
             return schedule(index, after: wait) { [self] in send(index, number) }
         }
@@ -181,6 +184,7 @@ final class FetchOperation: Operation, @unchecked Sendable {
     private func handle(_ outcome: FetchOutcome, _ index: Int, attempt number: Int) {
         state.withLock { $0.phase = .busy }
         let job = jobs[index]
+        watchHost(of: job, after: outcome)
         switch outcome {
         case .cancelled:
             requestOver(index, recorded: false)
@@ -201,12 +205,34 @@ final class FetchOperation: Operation, @unchecked Sendable {
             guard error.isRetriable, number <= stages.retries, !cancelled else {
                 return end(index, failing: error, attempts: number)
             }
+            if let failure = hostDown(index) { return end(index, failing: failure, attempts: number) }
             if let retryAfter, retryAfter > stages.maxRetryAfter {
                 return end(index, failing: error, attempts: number, note: retryAfterBeyondCapNote(retryAfter, cap: stages.maxRetryAfter))
             }
             let delay = stages.backoff.delay(afterAttempt: number, retryAfter: retryAfter)
             schedule(index, after: delay) { [self] in attempt(index, number + 1) }
         }
+    }
+
+    /// Tells the host watch what this attempt says about the job's host: it answered, or it could
+    /// not be reached (a timeout or a cancel says neither).
+    private func watchHost(of job: FetchJob, after outcome: FetchOutcome) {
+        switch outcome {
+        case .cancelled, .failed(.timeout, _): return
+        case .failed(.unreachable(let reason, _), _):
+            let host = HostLanes.host(of: job.address)
+            let mirrored = job.targets.first.map { HostLanes.host(of: $0.url) != host } ?? false
+            stages.hosts.unreachable(host, url: job.address, reason: reason, mirrored: mirrored)
+        default:
+            stages.hosts.answered(HostLanes.host(of: job.address))
+        }
+    }
+
+    /// The failure for job `index` when its host is down, else nil.
+    private func hostDown(_ index: Int) -> ItemError? {
+        let job = jobs[index]
+        let host = HostLanes.host(of: job.address)
+        return stages.hosts.down(host).map { .hostDown(host: host, reason: $0, url: job.address) }
     }
 
     /// The URL's request is over. With `recorded`, its outcome is on its way to the journal

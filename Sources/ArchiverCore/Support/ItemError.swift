@@ -6,10 +6,19 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
     case httpStatus(Int, url: String)
     case timeout(seconds: Int, url: String)
     case network(String, url: String)
+    /// The host's name did not resolve, or it refused or failed the connection: recorded as
+    /// `network`, and counted towards the host being down (`HostHealth`).
+    case unreachable(String, url: String)
+    /// The host is down for the rest of the run (`HostHealth`): the URL was not tried again.
+    case hostDown(host: String, reason: String, url: String)
     case tls(String, url: String)
     case truncated(expected: Int64, received: Int64, url: String)
     case tooLarge(limit: Int64, url: String)
     case tooManyRedirects(url: String)
+    /// A response header line over libcurl's limit (`limit` bytes).
+    case headerTooLarge(limit: Int, url: String)
+    /// The URL (or one it redirected to, as `url` says) is at a link-local address.
+    case forbiddenAddress(url: String)
     /// The body is no image at all (HTML, JSON, empty...).
     case notImage(String)
     /// An image in a format `--accept` leaves out.
@@ -32,11 +41,14 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .httpStatus: "http-status"
         case .timeout: "timeout"
-        case .network: "network"
+        case .network, .unreachable: "network"
+        case .hostDown: "host-down"
         case .tls: "tls"
         case .truncated: "truncated"
         case .tooLarge: "too-large"
         case .tooManyRedirects: "too-many-redirects"
+        case .headerTooLarge: "header-too-large"
+        case .forbiddenAddress: "forbidden-address"
         case .notImage: "not-image"
         case .unacceptedFormat: "unaccepted-format"
         case .invalidImage(let format, _): "invalid-" + format.rawValue
@@ -57,7 +69,7 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
     var isRetriable: Bool {
         switch self {
         case .httpStatus(let code, _): [408, 429, 500, 502, 503, 504].contains(code)
-        case .timeout, .network, .truncated: true
+        case .timeout, .network, .unreachable, .truncated: true
         default: false
         }
     }
@@ -66,13 +78,19 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .httpStatus(let code, let url): "HTTP \(code) from \(url)"
         case .timeout(let seconds, let url): "no complete answer within \(seconds) s from \(url)"
-        case .network(let reason, let url): "network error from \(url): \(reason)"
+        case .network(let reason, let url), .unreachable(let reason, let url): "network error from \(url): \(reason)"
+        case .hostDown(let host, let reason, let url):
+            "host \(host) is down (\(reason)), not tried again for \(url); a rerun tries it again"
         case .tls(let reason, let url):
             "TLS error from \(url): \(reason) (a server with a private CA needs --cacert FILE)"
         case .truncated(let expected, let received, let url):
             "body cut short: \(received) of \(expected) bytes from \(url)"
         case .tooLarge(let limit, let url): "body larger than \(limit) bytes from \(url) (raise --max-bytes)"
         case .tooManyRedirects(let url): "too many redirects from \(url)"
+        case .headerTooLarge(let limit, let url): "a response header line over \(limit) bytes from \(url)"
+        case .forbiddenAddress(let url):
+            "\(url) is at a link-local address (169.254.0.0/16 or fe80::/10, where clouds serve instance"
+                + " credentials); the archiver never connects there"
         case .notImage(let reason): "not an image: \(reason)"
         case .unacceptedFormat(let format, let accepted):
             "body is a \(format.displayName), which --accept \(accepted) leaves out"

@@ -31,8 +31,15 @@ enum {
     CCURL_PARTIAL = 5,           /* CURLE_PARTIAL_FILE: connection closed before Content-Length */
     CCURL_RECEIVE_ERROR = 6,     /* CURLE_RECV_ERROR: e.g. reset by the peer */
     CCURL_TLS = 7,               /* the server's certificate could not be verified, or no CA file */
-    CCURL_OTHER = 8              /* anything else; see curl_code and error */
+    CCURL_OTHER = 8,             /* anything else; see curl_code and error */
+    CCURL_UNREACHABLE = 9,       /* the host's name did not resolve, or no connection could be made */
+    CCURL_REDIRECT_REFUSED = 10, /* a redirect to a scheme other than http or https (file://, ftp://...) */
+    CCURL_HEADER_TOO_LARGE = 11, /* a response header over libcurl's CURL_MAX_HTTP_HEADER (100 KiB) */
+    CCURL_FORBIDDEN_ADDRESS = 12 /* the host is at a link-local address (ccurl_address_is_forbidden) */
 };
+
+/* libcurl's limit on one response header line (CURL_MAX_HTTP_HEADER), for messages. */
+#define CCURL_MAX_HEADER 102400
 
 /* The end of one transfer, valid only during the completion call, except `body`. */
 typedef struct {
@@ -40,7 +47,10 @@ typedef struct {
     int curl_code;            /* the CURLcode, 0 when none */
     long status;              /* HTTP status of the last response seen, 0 when none */
     uint8_t *body;            /* the last response's body; owned by the callee (free it); may be NULL */
-    size_t body_length;
+    size_t body_length;       /* of `body`, or of the file `body_fd` when that is not -1 */
+    int body_fd;              /* a body over CCURL_SPOOL_THRESHOLD, in an unnamed file (O_TMPFILE) of
+                                 the client's spool directory, `body` then NULL; owned by the callee
+                                 (close it); -1 when the body is in memory */
     int64_t content_length;   /* the last response's Content-Length, -1 when absent */
     const char *retry_after;  /* the last response's Retry-After value, NULL when absent */
     const char *etag;         /* the last response's ETag, NULL when absent or over CCURL_VALIDATOR_MAX bytes */
@@ -77,7 +87,13 @@ typedef struct {
     long max_per_host;        /* most connections to one host; 0 means no limit of its own */
     const char *ca_file;      /* a PEM CA bundle to verify servers with, as curl's --cacert; NULL for the system's */
     int http2;                /* offer HTTP/2 through TLS ALPN and multiplex on it */
+    const char *spool_directory; /* where bodies over CCURL_SPOOL_THRESHOLD go (O_TMPFILE), so they
+                                    are not held in memory; NULL, or a directory that cannot hold
+                                    one, keeps every body in memory */
 } ccurl_options;
+
+/* Bodies up to this many bytes are kept in memory; a longer one goes to the spool directory. */
+#define CCURL_SPOOL_THRESHOLD (1024 * 1024)
 
 /*
  * Starts a client: a multi handle and its thread. Connections are kept per host and reused;
@@ -98,6 +114,16 @@ void ccurl_client_destroy(ccurl_client *client);
  * case the completion is never called for it.
  */
 uint64_t ccurl_submit(ccurl_client *client, const ccurl_request *request, void *context);
+
+struct sockaddr;
+
+/*
+ * Whether the archiver refuses to connect to `address`: link-local, IPv4 169.254.0.0/16 (where
+ * clouds serve instance metadata and credentials) and IPv6 fe80::/10, IPv4-mapped ones too.
+ * Checked for every connection libcurl opens, the first request's and every redirect's, after
+ * the name is resolved, so neither a redirect nor a name pointing there gets through.
+ */
+int ccurl_address_is_forbidden(const struct sockaddr *address);
 
 /* Ends request `id` as CCURL_CANCELLED if it has not completed yet; otherwise does nothing. */
 void ccurl_cancel(ccurl_client *client, uint64_t id);

@@ -1,0 +1,88 @@
+import CCurl
+import Foundation
+import XCTest
+@testable import ArchiverCore
+@testable import ArchiverServer
+
+/// Answers a hostile or broken server gives end as a clear failure of their own, named with the
+/// URL that caused it, and are not tried again.
+final class HostileResponseTests: XCTestCase {
+    private func failure(_ url: URL) -> ItemError? {
+        FetcherChecks.error(FetcherChecks.outcome(of: Fixtures.fetcher(for: RunConfiguration()), url).0)?.0
+    }
+
+    func testARedirectToAnotherSchemeIsInvalidURLNamingTheFinalURL() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        for target in ["file:///etc/passwd", "ftp://127.0.0.1/x.png", "gopher://127.0.0.1/x"] {
+            server.route("/away", .redirect(to: target))
+            let error = failure(server.url("/away"))
+            XCTAssertEqual(error?.kind, "invalid-url", "\(target): \(String(describing: error))")
+            XCTAssertEqual(error?.isRetriable, false)
+            XCTAssertTrue(error?.description.contains(target) ?? false, "\(String(describing: error))")
+            XCTAssertTrue(error?.description.contains(server.url("/away").absoluteString) ?? false, "\(String(describing: error))")
+        }
+    }
+
+    func testAHeaderLineOverLibcurlsLimitIsHeaderTooLargeNotACutBody() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let line = String(repeating: "a", count: 1 << 20)
+        server.route("/big-header", HTTPResponse(status: 200, headers: [("X-Big", line)], body: .data(Data("hello".utf8))))
+        let error = failure(server.url("/big-header"))
+        XCTAssertEqual(error, .headerTooLarge(limit: 102_400, url: server.url("/big-header").absoluteString))
+        XCTAssertEqual(error?.kind, "header-too-large")
+        XCTAssertEqual(error?.isRetriable, false)
+        XCTAssertTrue(error?.description.contains("102400 bytes") ?? false, "\(String(describing: error))")
+    }
+
+    /// The address is refused when libcurl asks for a socket: nothing is sent to it.
+    func testARedirectToALinkLocalAddressIsRefusedBeforeAnyConnection() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        for target in ["http://169.254.169.254/latest/meta-data/", "http://[fe80::1]/x.png", "http://[::ffff:169.254.1.1]/x"] {
+            server.route("/metadata", .redirect(to: target))
+            let error = failure(server.url("/metadata"))
+            XCTAssertEqual(error?.kind, "forbidden-address", "\(target): \(String(describing: error))")
+            XCTAssertEqual(error?.isRetriable, false)
+            XCTAssertTrue(error?.description.contains(target) ?? false, "\(String(describing: error))")
+        }
+    }
+
+    func testLinkLocalAddressesAndOnlyThoseAreForbidden() {
+        func v4(_ text: String) -> Bool {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            inet_pton(AF_INET, text, &address.sin_addr)
+            return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { ccurl_address_is_forbidden($0) != 0 } }
+        }
+        func v6(_ text: String) -> Bool {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            inet_pton(AF_INET6, text, &address.sin6_addr)
+            return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { ccurl_address_is_forbidden($0) != 0 } }
+        }
+        for text in ["169.254.0.0", "169.254.169.254", "169.254.255.255"] { XCTAssertTrue(v4(text), text) }
+        for text in ["127.0.0.1", "10.0.0.1", "169.253.255.255", "169.255.0.0", "192.168.1.1"] { XCTAssertFalse(v4(text), text) }
+        for text in ["fe80::1", "febf:ffff::1", "::ffff:169.254.169.254"] { XCTAssertTrue(v6(text), text) }
+        for text in ["::1", "fec0::1", "fe7f::1", "2001:db8::1", "::ffff:127.0.0.1"] { XCTAssertFalse(v6(text), text) }
+    }
+
+    /// Through the whole run: each fails once, is recorded with its kind, and gets no retry.
+    func testNoneOfThemIsTriedAgainInARun() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        server.route("/600/00000a", .redirect(to: "file:///etc/passwd"))
+        server.route("/600/00000b", HTTPResponse(status: 200, headers: [("X-Big", String(repeating: "b", count: 1 << 20))]))
+        server.route("/600/00000c", .redirect(to: "http://169.254.169.254/latest/meta-data/"))
+        let out = Fixtures.temporaryDirectory(self)
+        var config = Fixtures.configuration(out: out, server: server)
+        config.retries = 3
+        let records = [Fixtures.record(1, colour: "00000a"), Fixtures.record(2, colour: "00000b"), Fixtures.record(3, colour: "00000c")]
+        let summary = try Fixtures.run(config, catalog: Fixtures.catalog(records))
+        XCTAssertEqual(summary.failed, 3)
+        let kinds = try Fixtures.manifest(in: out).items.map { $0.error?.kind ?? "done" }
+        XCTAssertEqual(kinds, ["invalid-url", "header-too-large", "forbidden-address"])
+        for path in ["/600/00000a", "/600/00000b", "/600/00000c"] { XCTAssertEqual(server.count(path), 1, path) }
+    }
+}
