@@ -8,6 +8,9 @@ APT_PACKAGES = pkg-config libpng-dev zlib1g-dev libssl-dev libarchive-dev libcur
 # PLT or dynamic TLS look-up). The tests build the usual way.
 RELEASE = -c release --static-swift-stdlib
 BIN = $$($(SWIFT) build $(RELEASE) --show-bin-path)/archiver
+# The commit `archiver --version` names, `-dirty` with uncommitted changes; Package.swift reads it
+# from the environment (a plain `swift build` says `unknown`), and only a small C file depends on it.
+export ARCHIVER_COMMIT := $(shell c=$$(git rev-parse --short=12 HEAD 2>/dev/null) && { git diff --quiet HEAD -- 2>/dev/null || c=$$c-dirty; echo $$c; })
 
 .PHONY: all deps build demo test sanitize fuzz install bench acceptance shard-acceptance refresh-acceptance folder-deps clean
 

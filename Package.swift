@@ -1,6 +1,13 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// The commit `archiver --version` names: the Makefile sets ARCHIVER_COMMIT (`git rev-parse`);
+/// a plain `swift build` has none and says `unknown`. Only hex digits and `-dirty` pass, so the
+/// value is safe inside a C string literal.
+let commit = Context.environment["ARCHIVER_COMMIT"].flatMap { value in
+    value.allSatisfy { $0.isHexDigit || "-dirty".contains($0) } && !value.isEmpty ? value : nil
+}
+
 let package = Package(
     name: "archiver",
     products: [
@@ -14,6 +21,10 @@ let package = Package(
             linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("z")]
         ),
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
+        .target(
+            name: "CArchiverBuild",
+            cSettings: commit.map { [.define("CARCHIVER_COMMIT", to: "\"\($0)\"")] } ?? []
+        ),
         .systemLibrary(
             name: "CLibCrypto",
             pkgConfig: "libcrypto",
@@ -28,7 +39,7 @@ let package = Package(
         // The built-in image server (`archiver serve`, the demo and the tests); the archiver's own
         // pipeline never calls it.
         .target(name: "ArchiverServer", dependencies: ["ArchiverCore", "CPNG"]),
-        .executableTarget(name: "archiver", dependencies: ["ArchiverCore", "ArchiverServer"]),
+        .executableTarget(name: "archiver", dependencies: ["ArchiverCore", "ArchiverServer", "CArchiverBuild"]),
         .testTarget(name: "ArchiverCoreTests", dependencies: ["ArchiverCore", "ArchiverServer"]),
     ]
 )
