@@ -39,7 +39,13 @@ let package = Package(
         // The built-in image server (`archiver serve`, the demo and the tests); the archiver's own
         // pipeline never calls it.
         .target(name: "ArchiverServer", dependencies: ["ArchiverCore", "CPNG"]),
-        .executableTarget(name: "archiver", dependencies: ["ArchiverCore", "ArchiverServer", "CArchiverBuild"]),
+        .executableTarget(
+            name: "archiver", dependencies: ["ArchiverCore", "ArchiverServer", "CArchiverBuild"],
+            // lld, the toolchain's own linker: gold warns about glibc's mktemp on every link of the
+            // static Foundation (its atomic write opens the name with O_EXCL, so it is safe), and a
+            // new user takes that warning for a broken build. lld also links the binary faster.
+            linkerSettings: [.unsafeFlags(["-use-ld=lld"])]
+        ),
         .testTarget(name: "ArchiverCoreTests", dependencies: ["ArchiverCore", "ArchiverServer"]),
     ]
 )
