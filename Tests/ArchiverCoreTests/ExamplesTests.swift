@@ -88,7 +88,7 @@ final class ExamplesTests: XCTestCase {
         XCTAssertTrue(ignored.contains(".build"), "the .dockerignore keeps .build out of the build context")
 
         // Built once, handed to every job as an artifact, installed with apt-get.
-        XCTAssertEqual(try matches(#"run: (make deb)$"#, in: workflow), ["make deb"])
+        XCTAssertEqual(try matches(#"^ +(make deb)$"#, in: workflow), ["make deb"])
         XCTAssertEqual(try matches(#"^          path: (archiver_\*\.deb)$"#, in: workflow), ["archiver_*.deb"])
         let downloads = try matches(#"download-artifact@v4\n        with:\n          name: (\S+)"#, in: workflow)
         XCTAssertEqual(downloads, ["archiver-deb", "archiver-deb"], "the shard and merge jobs download the package")
