@@ -48,7 +48,7 @@ enum ShellCompletions {
         ]
         for command in commands {
             let names = command.options.flatMap { [$0.name] + ($0.alias.map { [$0] } ?? []) } + ["--help"]
-            lines += ["    \(command.name))", "        options=\(words(names))", "        case $prev in"]
+            lines += ["    \(command.name))", "        options=\(words(names))"]
             // One arm per kind of value: `--id|--title|--group) return 0 ;;`.
             var arms: [(reply: String, spellings: [String])] = []
             for option in command.options {
@@ -60,9 +60,11 @@ enum ShellCompletions {
                     arms.append((reply(value), spellings))
                 }
             }
-            lines += arms.map { "        \($0.spellings.joined(separator: "|"))) \($0.reply) ;;" }
+            if !arms.isEmpty {
+                lines += ["        case $prev in"] + arms.map { "        \($0.spellings.joined(separator: "|"))) \($0.reply) ;;" }
+                lines += ["        esac"]
+            }
             lines += [
-                "        esac",
                 "        if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"$options\" -- \"$cur\")); return 0; fi",
                 "        \(reply(command.operands))",
                 "        ;;",
