@@ -9,8 +9,11 @@ APT_PACKAGES = pkg-config libpng-dev zlib1g-dev libjpeg62-turbo-dev libwebp-dev 
 # PLT or dynamic TLS look-up). The tests build the usual way.
 RELEASE = -c release --static-swift-stdlib
 BIN = $$($(SWIFT) build $(RELEASE) --show-bin-path)/archiver
+# The commit `archiver --version` names, `-dirty` with uncommitted changes; Package.swift reads it
+# from the environment (a plain `swift build` says `unknown`), and only a small C file depends on it.
+export ARCHIVER_COMMIT := $(shell c=$$(git rev-parse --short=12 HEAD 2>/dev/null) && { git diff --quiet HEAD -- 2>/dev/null || c=$$c-dirty; echo $$c; })
 
-.PHONY: all deps build demo test sanitize fuzz install bench acceptance shard-acceptance refresh-acceptance folder-deps clean
+.PHONY: all deps build demo test sanitize fuzz install uninstall deb deb-check bench acceptance shard-acceptance refresh-acceptance folder-deps clean
 
 all: build
 
@@ -89,8 +92,30 @@ folder-deps: deps
 	$(SWIFT) build
 	scripts/folder-deps.py $(FOLDER_DEPS)
 
+# The binary, its man page and its completions (written by the binary from its option table);
+# uninstall removes exactly these files.
+INSTALLED = bin/archiver share/man/man1/archiver.1.gz share/bash-completion/completions/archiver \
+	share/zsh/site-functions/_archiver share/fish/vendor_completions.d/archiver.fish
 install: build
 	install -D -m 755 "$(BIN)" $(DESTDIR)$(PREFIX)/bin/archiver
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	"$(BIN)" man | gzip -9n >$(DESTDIR)$(PREFIX)/share/man/man1/archiver.1.gz
+	"$(BIN)" completions bash >$(DESTDIR)$(PREFIX)/share/bash-completion/completions/archiver
+	"$(BIN)" completions zsh >$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_archiver
+	"$(BIN)" completions fish >$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/archiver.fish
+
+uninstall:
+	cd $(DESTDIR)$(PREFIX) && rm -f $(INSTALLED)
+
+# archiver_<version>_<arch>.deb here, from the release binary: /usr/bin/archiver, archiver(1),
+# the bash, zsh and fish completions; Depends from dpkg-shlibdeps (see scripts/make-deb.sh).
+deb: build
+	scripts/make-deb.sh "$(BIN)"
+
+# CI's check of that package: unpacked into a scratch root, its binary runs a tiny archive.
+deb-check: deb
+	scripts/deb-check.sh "$$(ls -t archiver_*.deb | head -n1)"
 
 clean:
-	rm -rf .build demo-bundle
+	rm -rf .build demo-bundle archiver_*.deb

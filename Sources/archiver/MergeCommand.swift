@@ -23,7 +23,8 @@ enum MergeCommand {
         notes: """
             exit status: 0 all done, 1 some items failed or a shard is damaged (nothing written),
                          2 shards missing, repeated or not of one run
-            """)
+            """,
+        operands: .file)
 
     static func main(_ arguments: [String]) -> Int32 {
         var options = Options()

@@ -1,6 +1,6 @@
 /// One option of a command, declared once: how it is spelled, what value it takes, its default
-/// and its help line drive the parser, `archiver <command> --help`, and (through a test that
-/// reads `run --help`) the README's options table.
+/// and its help line drive the parser, `archiver <command> --help`, the man page, the shell
+/// completions, and (through a test that reads `run --help`) the README's options table.
 struct OptionSpec<Options>: Sendable {
     let name: String
     let alias: String?
@@ -75,6 +75,8 @@ struct CommandSpec<Options>: Sendable {
     let options: [OptionSpec<Options>]
     /// Paragraphs after the options in help (exit statuses and the like).
     var notes = ""
+    /// What the command's arguments other than options are, for the shell completions.
+    var operands: ValueKind = .text
 
     /// Applies every option to `options` and returns the positional arguments; `--help` is
     /// answered before this is called.

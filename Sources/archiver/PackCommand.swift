@@ -11,7 +11,7 @@ enum PackCommand {
             SOURCE_DATE_EPOCH or 0; prints its sha256.
             """,
         options: [.text("--output", alias: "-o", "FILE.tar.gz", default: "DIR.tar.gz", "where the tarball goes") { $0 = $1 }],
-        notes: "exit status: 0 packed, 2 when DIR is no bundle")
+        notes: "exit status: 0 packed, 2 when DIR is no bundle", operands: .directory)
 
     static func main(_ arguments: [String]) -> Int32 {
         var output: String?

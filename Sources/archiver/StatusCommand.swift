@@ -6,7 +6,7 @@ enum StatusCommand {
     static let spec = CommandSpec<Bool>(
         name: "status", synopsis: "archiver status [DIR] [--json]",
         summary: "Done, failed and pending counts of a bundle (default ./archive), failures grouped by kind.",
-        options: [.flag("--json", "print the status as JSON") { $0 = true }])
+        options: [.flag("--json", "print the status as JSON") { $0 = true }], operands: .directory)
 
     static func main(_ arguments: [String]) -> Int32 {
         var json = false

@@ -9,16 +9,35 @@ let usage = """
       \(PackCommand.spec.synopsis)
       \(VerifyCommand.spec.synopsis)
       \(MergeCommand.spec.synopsis)
+      \(CompletionsCommand.spec.synopsis)
+      \(ManCommand.spec.synopsis)
       archiver help COMMAND      (or archiver COMMAND --help): the command's options
       archiver --version
     """
 
-/// Each command's help and entry point, by name.
-let commands: [(name: String, help: String, main: @Sendable ([String]) -> Int32)] = [
-    ("run", RunCommand.spec.help, RunCommand.main),
-    ("serve", ServeCommand.spec.help, ServeCommand.main),
-    ("status", StatusCommand.spec.help, StatusCommand.main),
-    ("pack", PackCommand.spec.help, PackCommand.main),
-    ("verify", VerifyCommand.spec.help, VerifyCommand.main),
-    ("merge", MergeCommand.spec.help, MergeCommand.main),
+/// A command's reference (its help, man page section and completions) and its entry point.
+struct Command: Sendable {
+    let reference: CommandReference
+    let help: String
+    let main: @Sendable ([String]) -> Int32
+
+    var name: String { reference.name }
+}
+
+extension CommandSpec {
+    func command(_ main: @escaping @Sendable ([String]) -> Int32) -> Command {
+        Command(reference: reference, help: help, main: main)
+    }
+}
+
+/// Every command, by name: what the dispatcher, the man page and the completions walk.
+let commands: [Command] = [
+    RunCommand.spec.command(RunCommand.main),
+    ServeCommand.spec.command(ServeCommand.main),
+    StatusCommand.spec.command(StatusCommand.main),
+    PackCommand.spec.command(PackCommand.main),
+    VerifyCommand.spec.command(VerifyCommand.main),
+    MergeCommand.spec.command(MergeCommand.main),
+    CompletionsCommand.spec.command(CompletionsCommand.main),
+    ManCommand.spec.command(ManCommand.main),
 ]

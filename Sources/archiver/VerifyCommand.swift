@@ -10,7 +10,7 @@ enum VerifyCommand {
             and that images/ holds nothing else; prints one line per problem and a summary.
             """,
         options: [.flag("--json", "print a report as JSON on stdout") { $0 = true }],
-        notes: "exit status: 0 all good, 1 problems found, 2 unusable input")
+        notes: "exit status: 0 all good, 1 problems found, 2 unusable input", operands: .file)
 
     static func main(_ arguments: [String]) -> Int32 {
         var json = false

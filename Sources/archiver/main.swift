@@ -1,4 +1,5 @@
 import ArchiverCore
+import CArchiverBuild
 import Foundation
 
 // A closed stderr or stdout pipe (`archiver run 2>&1 | head`) must not kill a run mid-write.
@@ -8,7 +9,7 @@ let names = commands.map(\.name).joined(separator: ", ")
 let status: Int32
 switch arguments.first {
 case "--version":
-    print("archiver \(ArchiverVersion.current)")
+    print("archiver \(ArchiverVersion.current) (commit \(String(cString: carchiver_build_commit())))")
     status = 0
 case "help", "--help", "-h":
     if arguments.first == "help", let name = arguments.dropFirst().first {
