@@ -179,6 +179,30 @@ final class ImageFormatValidatorTests: XCTestCase {
         }
     }
 
+    /// Prints what each mode costs per format (no assertion on speed: the machine is shared).
+    func testStructureVersusFullCostPerFormat() throws {
+        let files = ["jpeg-baseline.jpg", "jpeg-large-progressive.jpg", "webp-lossy.webp", "webp-large-lossless.webp",
+                     "webp-animated.webp", "gif-static.gif", "gif-large-4096.gif"]
+        for file in files {
+            let body = try data(file)
+            var micros: [ValidationMode: Double] = [:]
+            for mode in ValidationMode.allCases {
+                let validator = ImageValidator(mode: mode)
+                XCTAssertNoThrow(try validator.validate(body), file)
+                let first = ContinuousClock().measure { _ = try? validator.validate(body) }
+                // About 50 ms a file and mode: one run of the 4096 x 4096 GIF's full decode is more.
+                let runs = first > .milliseconds(5) ? 1 : 20
+                let elapsed = ContinuousClock().measure {
+                    for _ in 0..<runs { _ = try? validator.validate(body) }
+                }
+                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                micros[mode] = seconds / Double(runs) * 1e6
+            }
+            print(String(format: "validation cost of %@ (%d bytes): structure %.1f us, full %.1f us",
+                         file, body.count, micros[.structure] ?? 0, micros[.full] ?? 0))
+        }
+    }
+
     /// The bombs and the largest good files, validated in full mode in a child process (this test
     /// run again with `IMAGE_RSS_CHILD=1`) so that its peak resident memory is theirs alone.
     func testPeakMemoryOfBombsAndLargeFilesStaysBounded() throws {

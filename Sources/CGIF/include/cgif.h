@@ -39,7 +39,8 @@ typedef struct {
  * max_dimension; 0 means 65535) and its global colour table; then every block: extensions and
  * their sub-blocks, image descriptors (each frame within max_dimension, at most
  * CGIF_MAX_FRAMES), local colour tables, an LZW minimum code size of 2 to 8 and the data
- * sub-blocks; at least one frame; the trailer 0x3B last, with nothing after it.
+ * sub-blocks; at least one frame; the trailer 0x3B last, with nothing after it. A frame need not
+ * lie inside the logical screen (browsers draw what fits), but each is within max_dimension.
  * Full mode (full_decode != 0): also decodes every row of every frame through giflib's streaming
  * API (DGifGetLine into one row buffer: memory does not grow with the frame count or size).
  * Never crashes on arbitrary input; data may be NULL when len is 0.
