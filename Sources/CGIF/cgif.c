@@ -41,7 +41,8 @@ static int cgif_skip_sub_blocks(const uint8_t *data, size_t len, size_t *pos, co
 }
 
 /* Walks the whole file. Returns 1 with out->width/height/frames, or fills `out` and returns 0. */
-static int cgif_walk(const uint8_t *data, size_t len, uint32_t max_dimension, cgif_result *out) {
+static int cgif_walk(const uint8_t *data, size_t len, uint32_t max_dimension, unsigned long long *pixels,
+                     cgif_result *out) {
     if (len < 13) {
         cgif_fail(out, CGIF_BROKEN, "truncated: %zu bytes, no whole logical screen descriptor", len);
         return 0;
@@ -108,6 +109,7 @@ static int cgif_walk(const uint8_t *data, size_t len, uint32_t max_dimension, cg
                 cgif_fail(out, CGIF_BROKEN, "frame %ux%u exceeds limit %u", frame_w, frame_h, max_dimension);
                 return 0;
             }
+            *pixels += (unsigned long long)frame_w * frame_h;
             if (++frames > CGIF_MAX_FRAMES) {
                 cgif_fail(out, CGIF_BROKEN, "more than %d frames", CGIF_MAX_FRAMES);
                 return 0;
@@ -265,7 +267,13 @@ void cgif_check(const uint8_t *data, size_t len, int full_decode, uint32_t max_d
         cgif_fail(out, CGIF_NOT_FORMAT, "no GIF signature (%zu bytes)", len);
         return;
     }
-    if (!cgif_walk(data, len, max_dimension, out)) {
+    unsigned long long pixels = 0;
+    if (!cgif_walk(data, len, max_dimension, &pixels, out)) {
+        return;
+    }
+    if (full_decode && pixels > CGIF_MAX_FULL_PIXELS) {
+        cgif_fail(out, CGIF_BROKEN, "%u frames of %llu pixels in all, over full mode's limit of %llu", out->frames,
+                  pixels, CGIF_MAX_FULL_PIXELS);
         return;
     }
     if (full_decode) {

@@ -448,6 +448,12 @@ void cwebp_check(const uint8_t *data, size_t len, int full_decode, uint32_t max_
                    CWEBP_MAX_MEMORY >> 20);
         return;
     }
+    unsigned long long composited = (unsigned long long)out->frames * out->width * out->height;
+    if (features.has_animation && composited > CWEBP_MAX_FULL_PIXELS) {
+        cwebp_fail(out, CWEBP_BROKEN, "%u frames of a %ux%u canvas, over full mode's limit of %llu pixels",
+                   out->frames, out->width, out->height, CWEBP_MAX_FULL_PIXELS);
+        return;
+    }
     if (features.has_animation) {
         cwebp_decode_animation(data, len, out);
     } else {

@@ -179,6 +179,75 @@ final class ImageFormatValidatorTests: XCTestCase {
         }
     }
 
+    /// A long animation of large frames is a CPU bomb of few bytes: full mode refuses to decode
+    /// more than 2^30 pixels over all frames (GIF) or composited canvases (WebP), from the headers.
+    func testFullModeRefusesAnimationsOverItsPixelBudgetBeforeDecoding() throws {
+        let gif = Self.repeatingFrames(ofGIF: try data("gif-large-4096.gif"), times: 70)
+        let webp = Self.repeatingFrames(ofWebP: try data("webp-animated.webp"), canvas: 2048, times: 100)
+        XCTAssertEqual(try ImageValidator(mode: .structure).validate(gif), ImageInfo(format: .gif, width: 4096, height: 4096, frames: 70))
+        XCTAssertEqual(try ImageValidator(mode: .structure).validate(webp), ImageInfo(format: .webp, width: 2048, height: 2048, frames: 300))
+        XCTAssertThrowsError(try ImageValidator(mode: .full).validate(gif)) { error in
+            XCTAssertTrue("\(error)".contains("70 frames of 1174405120 pixels in all, over full mode's limit of 1073741824"), "\(error)")
+        }
+        XCTAssertThrowsError(try ImageValidator(mode: .full).validate(webp)) { error in
+            XCTAssertTrue("\(error)".contains("300 frames of a 2048x2048 canvas, over full mode's limit of 1073741824 pixels"), "\(error)")
+        }
+        // Under the budget, the same construction decodes.
+        let shorter = Self.repeatingFrames(ofWebP: try data("webp-animated.webp"), canvas: 2048, times: 2)
+        XCTAssertEqual(try ImageValidator(mode: .full).validate(shorter), ImageInfo(format: .webp, width: 2048, height: 2048, frames: 6))
+    }
+
+    /// The GIF with its blocks (extensions and frames) repeated `times` times before the trailer.
+    private static func repeatingFrames(ofGIF gif: Data, times: Int) -> Data {
+        let bytes = [UInt8](gif)
+        let start = 13 + (bytes[10] & 0x80 != 0 ? 3 << (Int(bytes[10] & 7) + 1) : 0)
+        let blocks = Array(bytes[start..<(bytes.count - 1)])
+        return Data(bytes[..<start] + (0..<times).flatMap { _ in blocks } + [0x3B])
+    }
+
+    /// The animated WebP with its canvas made `canvas` square and its ANMF chunks repeated.
+    private static func repeatingFrames(ofWebP webp: Data, canvas: Int, times: Int) -> Data {
+        let bytes = [UInt8](webp)
+        var head: [UInt8] = [], frames: [UInt8] = []
+        var pos = 12
+        while pos < bytes.count {
+            let size = Int(bytes[pos + 4]) | Int(bytes[pos + 5]) << 8 | Int(bytes[pos + 6]) << 16 | Int(bytes[pos + 7]) << 24
+            let chunk = Array(bytes[pos..<(pos + 8 + size + (size & 1))])
+            if chunk.starts(with: Array("ANMF".utf8)) { frames += chunk } else { head += chunk }
+            pos += chunk.count
+        }
+        precondition(head.starts(with: Array("VP8X".utf8)))
+        let side = [UInt8(truncatingIfNeeded: canvas - 1), UInt8(truncatingIfNeeded: (canvas - 1) >> 8), UInt8(truncatingIfNeeded: (canvas - 1) >> 16)]
+        head.replaceSubrange(12..<18, with: side + side)
+        let body = Array("WEBP".utf8) + head + (0..<times).flatMap { _ in frames }
+        let size = UInt32(body.count)
+        return Data(Array("RIFF".utf8) + [UInt8(size & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size >> 16 & 0xFF), UInt8(size >> 24)] + body)
+    }
+
+    /// Prints what each mode costs per format (no assertion on speed: the machine is shared).
+    func testStructureVersusFullCostPerFormat() throws {
+        let files = ["jpeg-baseline.jpg", "jpeg-large-progressive.jpg", "webp-lossy.webp", "webp-large-lossless.webp",
+                     "webp-animated.webp", "gif-static.gif", "gif-large-4096.gif"]
+        for file in files {
+            let body = try data(file)
+            var micros: [ValidationMode: Double] = [:]
+            for mode in ValidationMode.allCases {
+                let validator = ImageValidator(mode: mode)
+                XCTAssertNoThrow(try validator.validate(body), file)
+                let first = ContinuousClock().measure { _ = try? validator.validate(body) }
+                // About 50 ms a file and mode: one run of the 4096 x 4096 GIF's full decode is more.
+                let runs = first > .milliseconds(5) ? 1 : 20
+                let elapsed = ContinuousClock().measure {
+                    for _ in 0..<runs { _ = try? validator.validate(body) }
+                }
+                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                micros[mode] = seconds / Double(runs) * 1e6
+            }
+            print(String(format: "validation cost of %@ (%d bytes): structure %.1f us, full %.1f us",
+                         file, body.count, micros[.structure] ?? 0, micros[.full] ?? 0))
+        }
+    }
+
     /// The bombs and the largest good files, validated in full mode in a child process (this test
     /// run again with `IMAGE_RSS_CHILD=1`) so that its peak resident memory is theirs alone.
     func testPeakMemoryOfBombsAndLargeFilesStaysBounded() throws {

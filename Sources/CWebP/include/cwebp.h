@@ -23,6 +23,9 @@ enum {
 
 /* Most frames (ANMF chunks) an animation may have. */
 #define CWEBP_MAX_FRAMES 10000
+/* Most canvas pixels full mode composites over all frames of an animation (WebPAnimDecoder
+   rewrites the whole canvas for every frame): frames x canvas at most 2^30. */
+#define CWEBP_MAX_FULL_PIXELS (1ull << 30)
 /* Most memory full mode lets libwebp's decoders need, estimated from the headers before any
    decode: 4 bytes a pixel for lossless data (VP8L keeps the whole image), about 5 for lossy
    data with an alpha plane, nothing size-dependent for lossy data without one (decoded into a
@@ -46,7 +49,8 @@ typedef struct {
  * every ANMF frame within max_dimension (0 means 16777216), frames within the canvas, at most
  * CWEBP_MAX_FRAMES, ANIM before them; then WebPGetFeatures, and WebPDemux for VP8X files.
  * Full mode (full_decode != 0): also WebPDecode for a still image, WebPAnimDecoder for every
- * frame of an animation, within CWEBP_MAX_MEMORY. Never crashes on arbitrary input.
+ * frame of an animation, within CWEBP_MAX_MEMORY and CWEBP_MAX_FULL_PIXELS. Never crashes on
+ * arbitrary input.
  */
 void cwebp_check(const uint8_t *data, size_t len, int full_decode, uint32_t max_dimension,
                  cwebp_result *out);
