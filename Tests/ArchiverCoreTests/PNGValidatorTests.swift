@@ -220,7 +220,7 @@ final class PNGValidatorTests: XCTestCase {
     private func assertNotPNG(_ data: Data, containing fragment: String, file: StaticString = #filePath, line: UInt = #line) {
         for mode in modes {
             XCTAssertThrowsError(try PNGValidator(mode: mode).validate(data), file: file, line: line) { error in
-                guard case .notPNG(let message) = error as? ItemError else {
+                guard case .notImage(let message) = error as? ItemError else {
                     return XCTFail("\(mode): expected notPNG, got \(error)", file: file, line: line)
                 }
                 XCTAssertTrue(message.contains(fragment), "\(mode): \(message)", file: file, line: line)
@@ -234,7 +234,7 @@ final class PNGValidatorTests: XCTestCase {
     ) {
         for mode in modes {
             XCTAssertThrowsError(try PNGValidator(mode: mode).validate(data), file: file, line: line) { error in
-                guard case .invalidPNG(let message) = error as? ItemError else {
+                guard case .invalidImage(.png, let message) = error as? ItemError else {
                     return XCTFail("\(mode) \(context): expected invalidPNG, got \(error)", file: file, line: line)
                 }
                 XCTAssertFalse(message.isEmpty, file: file, line: line)
