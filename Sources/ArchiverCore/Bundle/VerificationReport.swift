@@ -11,6 +11,8 @@ public struct VerificationReport: Sendable, Codable, Equatable {
             case invalidPNG = "invalid-png"
             case dimensionsMismatch = "dimensions-mismatch"
             case unexpected
+            /// The manifest names a file that is not the id's own (`KeyedStore.isOwnPath`).
+            case pathMismatch = "path-mismatch"
         }
 
         /// The manifest item's id; nil for an unexpected file.

@@ -1,0 +1,97 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import XCTest
+@testable import ArchiverCore
+
+/// Hostile bundles, shards and output directories (issue 25, second round): each is refused in
+/// one line with a documented exit status, never followed into a hang, a loss or someone's files.
+final class HostileBundleTests: XCTestCase {
+    private var root: URL!
+    private var server: TestServer!
+
+    override func setUpWithError() throws {
+        root = Fixtures.temporaryDirectory(self)
+        server = try Fixtures.placeholderServer()
+    }
+
+    /// Runs shard `index` of `count` of a small catalog into `root/name`.
+    private func shard(_ name: String, _ index: Int, of count: Int, records: Int = 12) throws -> URL {
+        var config = Fixtures.configuration(out: root.appendingPathComponent(name), server: server)
+        config.shard = Shard(index: index, count: count)
+        _ = try Fixtures.run(config, catalog: try Fixtures.catalog(Fixtures.records(records)))
+        return config.outputDirectory
+    }
+
+    /// Runs the binary with standard input from /dev/null; a run still going after `limit`
+    /// seconds (a hang: every case here ends in milliseconds) is killed and fails the test.
+    private func runBounded(_ arguments: [String], limit: Double = 60, file: StaticString = #filePath, line: UInt = #line) throws -> CommandResult {
+        let out = Pipe(), err = Pipe()
+        let ended = DispatchSemaphore(value: 0)
+        let process = Process()
+        process.executableURL = CommandRunner.executable
+        process.arguments = arguments
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        process.terminationHandler = { _ in ended.signal() }
+        try process.run()
+        let collected = Locked((Data(), Data()))
+        let readers = DispatchGroup()
+        for (pipe, isOut) in [(out, true), (err, false)] {
+            readers.enter()
+            Thread {
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                collected.withLock { if isOut { $0.0 = data } else { $0.1 = data } }
+                readers.leave()
+            }.start()
+        }
+        if ended.wait(timeout: .now() + limit) == .timedOut {
+            kill(process.processIdentifier, SIGKILL)
+            ended.wait()
+            XCTFail("archiver \(arguments.joined(separator: " ")) hung", file: file, line: line)
+        }
+        readers.wait()
+        let (stdout, stderr) = collected.withLock { $0 }
+        return CommandResult(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    func testMergeAndVerifyRefuseAManifestPathThatIsNotTheIDsOwnFileName() throws {
+        let one = try shard("s1", 1, of: 2)
+        let two = try shard("s2", 2, of: 2)
+        let layout = BundleLayout(root: one)
+        var manifest = try Manifest.read(from: layout.manifest)
+        let index = try XCTUnwrap(manifest.items.firstIndex { $0.status == .done })
+        let id = manifest.items[index].id
+        try FileManager.default.moveItem(
+            at: layout.images.appendingPathComponent("\(id).png"), to: layout.images.appendingPathComponent("zzz.png"))
+        manifest.items[index].path = "images/zzz.png"
+        try manifest.write(to: layout.manifest)
+
+        let merged = root.appendingPathComponent("merged")
+        let merge = try runBounded(["merge", "--out", merged.path, one.path, two.path])
+        XCTAssertEqual(merge.status, 2, merge.stderr)
+        XCTAssertEqual(
+            merge.stderr,
+            "archiver: shard 1/2 (\(one.path)) has 1 item whose path is not the id's own file name (\(id): images/zzz.png)\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: merged.path))
+
+        let verify = try runBounded(["verify", one.path])
+        XCTAssertEqual(verify.status, 1, verify.stderr + verify.stdout)
+        XCTAssert(
+            (verify.stdout + verify.stderr).contains("\(id): the manifest's path is not the id's own file name (images/zzz.png)"),
+            verify.stdout + verify.stderr)
+    }
+
+    func testOwnPathIsTheIDsStemWithTheExtensionOfAnyImageFormat() {
+        XCTAssertTrue(KeyedStore.isOwnPath("images/7.png", for: RecordID(7)))
+        XCTAssertTrue(KeyedStore.isOwnPath("images/7.jpg", for: RecordID(7)))
+        XCTAssertTrue(KeyedStore.isOwnPath("images/%41.webp", for: RecordID("A")))
+        XCTAssertFalse(KeyedStore.isOwnPath("images/7.png.png", for: RecordID(7)))
+        XCTAssertFalse(KeyedStore.isOwnPath("images/8.png", for: RecordID(7)))
+        XCTAssertFalse(KeyedStore.isOwnPath("images/7.txt", for: RecordID(7)))
+    }
+}
