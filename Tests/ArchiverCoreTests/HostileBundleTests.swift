@@ -94,4 +94,35 @@ final class HostileBundleTests: XCTestCase {
         XCTAssertFalse(KeyedStore.isOwnPath("images/8.png", for: RecordID(7)))
         XCTAssertFalse(KeyedStore.isOwnPath("images/7.txt", for: RecordID(7)))
     }
+
+    func testStatusRunMergeAndVerifyRefuseAFIFOInTheBundleAtOnce() throws {
+        let bundle = try BundleFixture.make(count: 4)
+        defer { bundle.remove() }
+        let layout = bundle.layout
+        unlink(layout.journal.path)
+        XCTAssertEqual(mkfifo(layout.journal.path, 0o644), 0)
+        let status = try runBounded(["status", bundle.root.path])
+        assertOneLineError(status, mentions: [layout.journal.path, "a special file"])
+
+        // The kept copy of `--catalog -` read back on an empty standard input.
+        let kept = root.appendingPathComponent("kept")
+        try FileManager.default.createDirectory(at: BundleLayout(root: kept).state, withIntermediateDirectories: true)
+        XCTAssertEqual(mkfifo(BundleLayout(root: kept).standardInputCatalog.path, 0o644), 0)
+        let run = try runBounded(["run", "--catalog", "-", "--out", kept.path])
+        assertOneLineError(run, mentions: [BundleLayout(root: kept).standardInputCatalog.path, "not a regular file"])
+
+        // An image that is a FIFO: verify and merge name it instead of blocking on it.
+        let one = try shard("s1", 1, of: 2)
+        let two = try shard("s2", 2, of: 2)
+        let manifest = try Manifest.read(from: BundleLayout(root: one).manifest)
+        let id = try XCTUnwrap(manifest.items.first { $0.status == .done }?.id)
+        let image = BundleLayout(root: one).images.appendingPathComponent("\(id).png").path
+        unlink(image)
+        XCTAssertEqual(mkfifo(image, 0o644), 0)
+        let verify = try runBounded(["verify", one.path])
+        XCTAssertEqual(verify.status, 1, verify.stderr)
+        let merge = try runBounded(["merge", "--out", root.appendingPathComponent("merged").path, one.path, two.path])
+        XCTAssertEqual(merge.status, 1, merge.stderr)
+        XCTAssert(merge.stderr.contains("\(id): write failed: not a regular file (images/\(id).png)"), merge.stderr)
+    }
 }

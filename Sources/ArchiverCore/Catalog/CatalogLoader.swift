@@ -45,6 +45,11 @@ public enum CatalogLoader {
         if lstat(directory, &info) == 0, (info.st_mode & S_IFMT) != S_IFDIR {
             throw .unreadable(source: "-", reason: "\(directory) is not a directory (a symbolic link?); nothing is written through it")
         }
+        // The kept copy is read back by path: a FIFO or device there would block the run forever.
+        if lstat(kept.path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG {
+            let found = BundleLayout.fileKind(atPath: kept.path).noun
+            throw .unreadable(source: "-", reason: "\(kept.path) is \(found), not a regular file; remove it and run again")
+        }
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         guard let copy = Catalog.spool(STDIN_FILENO) else {
             throw .unreadable(source: "-", reason: "cannot copy standard input: \(errnoText())")

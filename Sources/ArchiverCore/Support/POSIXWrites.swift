@@ -21,5 +21,6 @@ func writeAll(_ fd: Int32, _ bytes: some ContiguousBytes, path: String) -> FileS
 
 /// The text of the current `errno`, e.g. "No space left on device".
 func errnoText() -> String {
-    String(cString: strerror(errno))
+    if errno == notRegularFileErrno { return "not a regular file" }
+    return String(cString: strerror(errno))
 }
