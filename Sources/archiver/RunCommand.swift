@@ -135,11 +135,13 @@ enum RunCommand {
         let fetcher = CurlFetcher(limits: FetchLimits(config), caFile: config.caFile, http2: config.http2)
         let catalog: Catalog
         do {
+            // Before `--catalog -` keeps its copy in the directory.
+            try BundleLayout(root: config.outputDirectory).refuseForeignDirectory()
             catalog = try CatalogLoader.load(
                 config.catalogSource, fetcher: fetcher, options: config.catalog,
                 keepStandardInputAt: BundleLayout(root: config.outputDirectory).standardInputCatalog)
         } catch {
-            return fail(error.description)
+            return fail("\(error)")
         }
         let quiet = options.quiet
         let archiver = Archiver(configuration: config, fetcher: fetcher, log: { if !quiet { printError($0) } })

@@ -125,4 +125,28 @@ final class HostileBundleTests: XCTestCase {
         XCTAssertEqual(merge.status, 1, merge.stderr)
         XCTAssert(merge.stderr.contains("\(id): write failed: not a regular file (images/\(id).png)"), merge.stderr)
     }
+
+    func testRunRefusesANonEmptyDirectoryOfSomeonesOwnFilesAndTouchesNothing() throws {
+        let catalog = try Fixtures.writeCatalog(Fixtures.records(3), to: root.appendingPathComponent("c.json"))
+        let mine = root.appendingPathComponent("mine")
+        try FileManager.default.createDirectory(at: mine, withIntermediateDirectories: true)
+        let files = [
+            "index.html": "<h1>my home page</h1>", "manifest.json": "{\"name\": \"my-app\", \"icons\": []}",
+            "notes.txt": "do not lose",
+        ]
+        for (name, text) in files { try Data(text.utf8).write(to: mine.appendingPathComponent(name)) }
+        func unchanged(_ names: [String]) throws {
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: mine.path).sorted(), names.sorted())
+            for name in names { XCTAssertEqual(try String(contentsOf: mine.appendingPathComponent(name), encoding: .utf8), files[name]) }
+        }
+        var run = try runBounded(["run", "--catalog", catalog, "--out", mine.path, "--mirror", "\(Fixtures.host)=\(server.baseURL)"])
+        assertOneLineError(run, mentions: ["--out \(mine.path) is not a bundle", "notes.txt"])
+        try unchanged(Array(files.keys))
+        // Only the names a bundle has, but another tool's manifest: refused too, standard input not kept.
+        try FileManager.default.removeItem(at: mine.appendingPathComponent("notes.txt"))
+        run = try runBounded(["run", "--catalog", "-", "--out", mine.path])
+        assertOneLineError(run, mentions: ["its manifest.json is not one the archiver wrote"])
+        try unchanged(["index.html", "manifest.json"])
+        XCTAssertEqual(server.total, 0)
+    }
 }
