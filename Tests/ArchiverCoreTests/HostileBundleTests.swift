@@ -149,4 +149,65 @@ final class HostileBundleTests: XCTestCase {
         try unchanged(["index.html", "manifest.json"])
         XCTAssertEqual(server.total, 0)
     }
+
+    func testStandardInputGarbageIsRefusedInItsFirstBytesNotCopiedWhole() throws {
+        signal(SIGPIPE, SIG_IGN)
+        let input = Pipe(), err = Pipe()
+        let process = Process()
+        process.executableURL = CommandRunner.executable
+        process.arguments = ["run", "--catalog", "-", "--out", root.appendingPathComponent("out").path]
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = err
+        try process.run()
+        let total = 64 << 20
+        let written = Self.write(input.fileHandleForWriting.fileDescriptor, Data(String(repeating: "garbage\n", count: 8192).utf8), upTo: total)
+        try input.fileHandleForWriting.close()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 2, stderr)
+        XCTAssertEqual(stderr, "archiver: catalog -: row 1: the header has no \"id\" column (it has \"garbage\")\n")
+        XCTAssertLessThan(written, total, "standard input was read to its end before it was refused")
+    }
+
+    func testStandardInputOverTheLimitIsRefusedWhereItPassesIt() throws {
+        signal(SIGPIPE, SIG_IGN)
+        let kept = root.appendingPathComponent("out/.archiver/catalog")
+        var fds: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&fds), 0)
+        let total = 16 << 20
+        let writeEnd = fds[1]
+        let writer = Thread {
+            var rows = "id,url\n"
+            var id = 0
+            var written = 0
+            while written < total {
+                rows += (0..<1000).map { _ in id += 1; return "\(id),https://example.com/\(id).png\n" }.joined()
+                let count = Self.write(writeEnd, Data(rows.utf8), upTo: rows.utf8.count)
+                written += count
+                rows = ""
+                if count == 0 { break }
+            }
+            close(writeEnd)
+        }
+        writer.start()
+        XCTAssertThrowsError(try CatalogLoader.standardInput(kept: kept, options: CatalogOptions(), input: fds[0], limit: 1 << 20)) { error in
+            XCTAssertEqual("\(error)", "cannot read catalog -: over 1 MiB, the most standard input may hold")
+        }
+        close(fds[0])
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: kept.deletingLastPathComponent().path), [])
+    }
+
+    /// Writes `chunk` to `fd` over and over until `total` bytes are in or a write fails (the
+    /// reader is gone); returns how many bytes went in.
+    static func write(_ fd: Int32, _ chunk: Data, upTo total: Int) -> Int {
+        var written = 0
+        while written < total {
+            let n = chunk.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, min($0.count, total - written)) }
+            if n < 0, errno == EINTR { continue }
+            if n <= 0 { break }
+            written += n
+        }
+        return written
+    }
 }
