@@ -211,3 +211,27 @@ final class HostileBundleTests: XCTestCase {
         return written
     }
 }
+
+/// Catalog text that would lose or merge records silently.
+final class HostileCatalogTests: XCTestCase {
+    private func scan(_ text: [UInt8], _ options: CatalogOptions = CatalogOptions()) -> String? {
+        do {
+            _ = try Catalog(source: "c", data: Data(text), options: options)
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    func testIDsThatAreNotUTF8AreRefusedNamingLineAndColumn() {
+        // "a\xFF" and "a\xFE" both decode to "a\u{FFFD}": two records, not one duplicate.
+        let csv = Array("id,url\nok,https://x/1\n".utf8) + [0x61, 0xFF] + Array(",https://x/2\n".utf8) + [0x61, 0xFE] + Array(",https://x/3\n".utf8)
+        XCTAssertEqual(scan(csv), "catalog c: row 3, line 3, column 2: \"id\" is not valid UTF-8 (ids are compared as bytes; fix the catalog's encoding)")
+        let jsonl = Array("{\"id\": \"ok\", \"url\": \"https://x/1\"}\n{\"url\": \"https://x/2\", \"id\": \"".utf8) + [0x61, 0xC3] + Array("\"}\n".utf8)
+        XCTAssertEqual(scan(jsonl), "catalog c: line 2, column 32: record 2: \"id\" is not valid UTF-8 (ids are compared as bytes; fix the catalog's encoding)")
+        let json = Array("[{\"id\": \"".utf8) + [0xE2, 0x82] + Array("x\", \"url\": \"https://x/1\"}]".utf8)
+        XCTAssertNotNil(scan(json)?.range(of: "line 1, column 10: record 1: \"id\" is not valid UTF-8"), scan(json) ?? "accepted")
+        // Valid UTF-8 beyond ASCII, and U+FFFD itself, are ids like any other.
+        XCTAssertNil(scan(Array("id,url\n\u{E9}\u{FFFD},https://x/1\n".utf8)))
+    }
+}

@@ -151,9 +151,37 @@ struct CatalogParser {
     }
 
     /// An id: an integer, or a string (one that spells an integer canonically is that integer).
+    /// A string id must be valid UTF-8: decoding would put U+FFFD for each bad byte, and two
+    /// distinct ids could then collide as duplicates (or be renamed).
     private mutating func idValue() throws(Failure) -> RecordID {
-        if try peek() == 0x22 { return RecordID(try string(named: schema.idName, making: true)) }
+        if try peek() == 0x22 {
+            let start = index + 1
+            let text = try string(named: schema.idName, making: true)
+            if let bad = Self.invalidUTF8(UnsafeBufferPointer(rebasing: bytes[start..<(index - 1)])) {
+                throw Failure(offset: start + bad, message: Self.notUTF8(schema.idName), needsMore: false)
+            }
+            return RecordID(text)
+        }
         return RecordID(try integer(schema.idName, expected: "an integer or a string"))
+    }
+
+    /// The offset of the first byte of `bytes` that is not part of valid UTF-8; nil when all are.
+    static func invalidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        var offset = 0
+        var iterator = bytes.makeIterator()
+        var parser = Unicode.UTF8.ForwardParser()
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let scalar): offset += scalar.count
+            case .error: return offset
+            case .emptyInput: return nil
+            }
+        }
+    }
+
+    /// The message for an id that is not UTF-8.
+    static func notUTF8(_ name: String) -> String {
+        "\"\(name)\" is not valid UTF-8 (ids are compared as bytes; fix the catalog's encoding)"
     }
 
     /// An integer: a JSON number with no fraction or exponent, in Int's range.

@@ -234,6 +234,11 @@ struct CatalogScanner {
                     try columns.record(UnsafeBufferPointer(rebasing: raw[..<count]), row, fields: [], schema: schema)
                 }
             } catch {
+                if let failure = error as? CatalogParser.Failure, failure.message == CatalogParser.notUTF8(schema.idName) {
+                    // Where the bad byte is (`located` names the row after the last one taken).
+                    rows -= 1
+                    throw located(failure.offset, failure.message)
+                }
                 throw Failure(detail: "row \(rows), line \(line(at: start - base)): \((error as? CatalogParser.Failure)?.message ?? "\(error)")")
             }
             entries.append(.init(id: record.id, offset: start, albumId: record.albumId, arena: &arena))
