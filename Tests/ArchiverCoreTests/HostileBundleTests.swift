@@ -234,4 +234,12 @@ final class HostileCatalogTests: XCTestCase {
         // Valid UTF-8 beyond ASCII, and U+FFFD itself, are ids like any other.
         XCTAssertNil(scan(Array("id,url\n\u{E9}\u{FFFD},https://x/1\n".utf8)))
     }
+
+    func testCSVAndTSVWithCROnlyLineEndsAreRefusedNotReadAsNoRecords() {
+        XCTAssertEqual(
+            scan(Array("id,url\r1,https://x/1\r2,https://x/2\r".utf8)),
+            "catalog c: line 1, column 7: the header ends in a lone CR: rows must end in LF or CRLF (convert CR-only line ends, e.g. tr '\\r' '\\n')")
+        XCTAssertNotNil(scan(Array("id\turl\r1\thttps://x/1\r".utf8))?.range(of: "lone CR"))
+        XCTAssertNil(scan(Array("id,url\r\n1,https://x/1\r\n".utf8)))
+    }
 }

@@ -207,6 +207,13 @@ struct CatalogScanner {
     }
 
     private mutating func scanRows(_ delimiter: UInt8, _ entries: inout [CatalogRecords.Entry], _ end: inout Int) throws(Failure) -> CSVColumns {
+        // Rows end in LF or CRLF. A header ended by a lone CR (old Mac line ends) would swallow
+        // the whole text as one row and give no records at all: refuse it instead.
+        if let firstBreak = buffer[position..<count].firstIndex(where: { $0 == 0x0A || $0 == 0x0D }), buffer[firstBreak] == 0x0D,
+            firstBreak + 1 < count, buffer[firstBreak + 1] != 0x0A
+        {
+            throw located(firstBreak, "the header ends in a lone CR: rows must end in LF or CRLF (convert CR-only line ends, e.g. tr '\\r' '\\n')")
+        }
         let header = try parse { bytes, at, atEnd in try CSVRow.parse(bytes, at: at, delimiter: delimiter, atEnd: atEnd) }
         rows = 1
         let names = buffer.withUnsafeBufferPointer { raw in header.fields.map { CSVRow.text(UnsafeBufferPointer(rebasing: raw[..<count]), $0) } }
