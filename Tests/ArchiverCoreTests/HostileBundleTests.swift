@@ -242,4 +242,20 @@ final class HostileCatalogTests: XCTestCase {
         XCTAssertNotNil(scan(Array("id\turl\r1\thttps://x/1\r".utf8))?.range(of: "lone CR"))
         XCTAssertNil(scan(Array("id,url\r\n1,https://x/1\r\n".utf8)))
     }
+
+    func testADuplicateKeyOrColumnTheRunReadsIsRefusedInEveryFormatNamingIt() {
+        XCTAssertEqual(
+            scan(Array("id,url,title,id\n1,https://x/1,a,2\n".utf8)), "catalog c: row 1: the header has the column \"id\" twice")
+        XCTAssertEqual(
+            scan(Array("id\turl\turl\n1\thttps://x/1\thttps://x/2\n".utf8)), "catalog c: row 1: the header has the column \"url\" twice")
+        XCTAssertEqual(
+            scan(Array("[{\"id\": 1, \"url\": \"https://x/1\", \"id\": 2}]".utf8)),
+            "catalog c: line 1, column 34: record 1: the record has the key \"id\" twice")
+        XCTAssertNotNil(
+            scan(Array("{\"id\": 1, \"title\": \"a\", \"url\": \"https://x/1\", \"title\": \"b\"}\n".utf8))?
+                .range(of: "record 1: the record has the key \"title\" twice"))
+        // Keys the run does not read may repeat, in a header as in a record.
+        XCTAssertNil(scan(Array("id,url,note,note\n1,https://x/1,a,b\n".utf8)))
+        XCTAssertNil(scan(Array("[{\"id\": 1, \"url\": \"https://x/1\", \"note\": 1, \"note\": 2}]".utf8)))
+    }
 }

@@ -66,6 +66,7 @@ struct CatalogParser {
         let start = index
         var group: Int?, id: RecordID?, title: String?, url: String?, thumbnailUrl: String?
         var urlProblem: String?, thumbnailProblem: String?
+        var seen: Set<Key> = []
         skipSpace()
         guard try peek() == 0x7B else { throw invalid("a record is not a JSON object") }
         index += 1
@@ -75,7 +76,13 @@ struct CatalogParser {
         } else {
             while true {
                 skipSpace()
+                let keyStart = index
                 let key = try key()
+                // A key the run reads given twice is refused, as a CSV header naming it twice is:
+                // which of the two counts would otherwise be the parser's choice.
+                if key != .other, !seen.insert(key).inserted {
+                    throw Failure(offset: keyStart, message: "the record has the key \(keyText(key)) twice", needsMore: false)
+                }
                 skipSpace()
                 guard try peek() == 0x3A else { throw invalid("expected ':' after a key") }
                 index += 1
@@ -105,6 +112,19 @@ struct CatalogParser {
         var record = CatalogRecord(albumId: group ?? 0, id: id, title: title ?? "", url: url ?? "", thumbnailUrl: thumbnailUrl ?? "")
         record.urlProblem = fields.contains(.url) ? urlProblem : thumbnailProblem
         return record
+    }
+
+    /// A key the run reads, quoted, for messages.
+    private func keyText(_ key: Key) -> String {
+        let name: [UInt8] =
+            switch key {
+            case .id: schema.id
+            case .url: schema.url
+            case .thumbnailUrl: schema.thumbnailUrl
+            case .title: schema.title
+            case .group, .other: schema.group
+            }
+        return "\"" + String(decoding: name, as: UTF8.self) + "\""
     }
 
     private func invalid(_ message: String) -> Failure {

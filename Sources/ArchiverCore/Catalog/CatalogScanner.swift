@@ -222,6 +222,10 @@ struct CatalogScanner {
             throw Failure(detail: "row 1: the header has no \"\(options.idKey)\" column (it has \(names.prefix(8).map { "\"\(Self.printable($0))\"" }.joined(separator: ", ")))")
         }
         let urlKey = options.field == .thumbnailUrl ? "url" : options.field.rawValue
+        // A column the run reads named twice is refused, as a JSON record with the key twice is.
+        for key in [options.idKey, urlKey, "thumbnailUrl", options.titleKey, options.groupKey] where names.count(where: { $0 == key }) > 1 {
+            throw Failure(detail: "row 1: the header has the column \"\(Self.printable(key))\" twice")
+        }
         let columns = CSVColumns(
             delimiter: delimiter, count: names.count, id: id, url: column(urlKey), thumbnailUrl: column("thumbnailUrl"),
             title: column(options.titleKey), group: column(options.groupKey))
