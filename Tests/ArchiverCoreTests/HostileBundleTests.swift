@@ -210,6 +210,50 @@ final class HostileBundleTests: XCTestCase {
         }
         return written
     }
+
+    /// The PID of a process that has ended (and been reaped).
+    private func deadPID() throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/true")
+        try process.run()
+        process.waitUntilExit()
+        return process.processIdentifier
+    }
+
+    func testMergeAndPackRemoveWhatAKilledMergeOrPackLeftButNothingElse() throws {
+        let one = try shard("s1", 1, of: 2)
+        let two = try shard("s2", 2, of: 2)
+        let dead = try deadPID()
+        let fm = FileManager.default
+        // A staging directory of a killed merge, holding links out of it, and one of a live merge.
+        let killed = root.appendingPathComponent(".merged.merging-\(dead)-42")
+        try fm.createDirectory(at: killed.appendingPathComponent("images"), withIntermediateDirectories: true)
+        let precious = root.appendingPathComponent("precious")
+        try fm.createDirectory(at: precious, withIntermediateDirectories: true)
+        try Data("keep".utf8).write(to: precious.appendingPathComponent("file"))
+        try fm.createSymbolicLink(at: killed.appendingPathComponent("images/1.png"), withDestinationURL: precious.appendingPathComponent("file"))
+        try fm.createSymbolicLink(at: killed.appendingPathComponent("dir"), withDestinationURL: precious)
+        let live = root.appendingPathComponent(".merged.merging-\(getpid())-7")
+        try fm.createDirectory(at: live, withIntermediateDirectories: true)
+        let other = root.appendingPathComponent(".other.merging-\(dead)-42")
+        try fm.createDirectory(at: other, withIntermediateDirectories: true)
+        let merge = try runBounded(["merge", "--out", root.appendingPathComponent("merged").path, one.path, two.path])
+        XCTAssertEqual(merge.status, 0, merge.stderr)
+        XCTAssertFalse(fm.fileExists(atPath: killed.path))
+        XCTAssertTrue(fm.fileExists(atPath: live.path))
+        XCTAssertTrue(fm.fileExists(atPath: other.path), "another output's staging is not this merge's")
+        XCTAssertEqual(try String(contentsOf: precious.appendingPathComponent("file"), encoding: .utf8), "keep")
+
+        let tarball = root.appendingPathComponent("s1.tar.gz")
+        let partials = [".s1.tar.gz.partial-\(dead)-9", ".s1.tar.gz.partial-12345"].map { root.appendingPathComponent($0) }
+        for partial in partials { try Data("half".utf8).write(to: partial) }
+        let livePartial = root.appendingPathComponent(".s1.tar.gz.partial-\(getpid())-3")
+        try Data("half".utf8).write(to: livePartial)
+        let pack = try runBounded(["pack", one.path, "--output", tarball.path])
+        XCTAssertEqual(pack.status, 0, pack.stderr)
+        for partial in partials { XCTAssertFalse(fm.fileExists(atPath: partial.path), partial.lastPathComponent) }
+        XCTAssertTrue(fm.fileExists(atPath: livePartial.path))
+    }
 }
 
 /// Catalog text that would lose or merge records silently.

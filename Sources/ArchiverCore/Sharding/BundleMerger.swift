@@ -51,8 +51,11 @@ public struct BundleMerger: Sendable {
         let problems = ShardSet.problems(shards)
         guard problems.isEmpty else { throw .refused(problems) }
 
+        // What a killed merge into the same output left (its PID dead).
+        let merging = ".\(output.lastPathComponent).merging-"
+        Leftovers.remove(in: output.deletingLastPathComponent().path, prefix: merging, directories: true)
         let staging = output.deletingLastPathComponent().appendingPathComponent(
-            ".\(output.lastPathComponent).merging-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+            merging + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         let layout = BundleLayout(root: staging)
         var summary: Summary
         do throws(MergeError) {
