@@ -254,6 +254,24 @@ final class HostileBundleTests: XCTestCase {
         for partial in partials { XCTAssertFalse(fm.fileExists(atPath: partial.path), partial.lastPathComponent) }
         XCTAssertTrue(fm.fileExists(atPath: livePartial.path))
     }
+
+    func testMergeOntoAFullDiskSaysOnceThatTheDestinationIsFull() throws {
+        let one = try shard("s1", 1, of: 2, records: 60)
+        let two = try shard("s2", 2, of: 2, records: 60)
+        let mount = root.appendingPathComponent("small")
+        try FileManager.default.createDirectory(at: mount, withIntermediateDirectories: true)
+        // A 64 KiB tmpfs in a mount namespace of its own (gone with the process): 60 images need
+        // a page each. Needs root (or CAP_SYS_ADMIN); skipped elsewhere.
+        let script = """
+            unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs "$1" || exit 97; exec "$2" merge --out "$1/merged" "$3" "$4"' sh "$@"
+            """
+        let merge = try ArchiverRun.run(shell: script, [mount.path, CommandRunner.executable.path, one.path, two.path])
+        if merge.status == 97 || merge.stderr.contains("unshare:") { throw XCTSkip("cannot mount a small tmpfs here: \(merge.stderr)") }
+        XCTAssertEqual(merge.status, 2, merge.stderr)
+        XCTAssertEqual(
+            merge.stderr,
+            "archiver: cannot write the merged bundle \(mount.path)/merged: No space left on device; nothing written: free some space there and merge again\n")
+    }
 }
 
 /// Catalog text that would lose or merge records silently.

@@ -65,7 +65,13 @@ public struct BundleMerger: Sendable {
             }
         } catch {
             try? FileManager.default.removeItem(at: staging)
-            throw error
+            // A full destination is said once, naming --out, whichever file met it first.
+            switch error {
+            case .destinationFull(_, let reason): throw .destinationFull(output: output.path, reason: reason)
+            case .fileSystem(let failure) where failure.errno == ENOSPC || failure.errno == EDQUOT:
+                throw .destinationFull(output: output.path, reason: failure.reason)
+            default: throw error
+            }
         }
         summary.seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
         return summary
