@@ -272,6 +272,44 @@ final class HostileBundleTests: XCTestCase {
             merge.stderr,
             "archiver: cannot write the merged bundle \(mount.path)/merged: No space left on device; nothing written: free some space there and merge again\n")
     }
+
+    func testAManifestItemOverTheCapIsRefusedByMergeVerifyAndPack() throws {
+        let one = try shard("s1", 1, of: 2)
+        let two = try shard("s2", 2, of: 2)
+        let layout = BundleLayout(root: one)
+        var manifest = try Manifest.read(from: layout.manifest)
+        manifest.items[0].title = String(repeating: "x", count: ManifestReader.maxValue + 1)
+        try manifest.write(to: layout.manifest)
+        let tarball = root.appendingPathComponent("s1.tar.gz")
+        let writer = try TarballWriter(path: tarball.path, modificationTime: 0)
+        try writer.addFile("manifest.json", data: Data(contentsOf: layout.manifest))
+        try writer.close()
+        for arguments in [
+            ["merge", "--out", root.appendingPathComponent("merged").path, one.path, two.path],
+            ["merge", "--out", root.appendingPathComponent("merged").path, tarball.path, two.path],
+            ["verify", one.path], ["verify", tarball.path], ["pack", one.path, "--output", root.appendingPathComponent("p.tar.gz").path],
+        ] {
+            let result = try runBounded(arguments)
+            assertOneLineError(result, mentions: ["not a valid manifest.json: a value over \(ManifestReader.maxValue) bytes"])
+        }
+    }
+
+    func testVerifyOfATarballNamesAThousandUnlistedEntriesAndCountsTheRest() throws {
+        let one = try shard("s1", 1, of: 2)
+        let tarball = root.appendingPathComponent("many.tar.gz")
+        let writer = try TarballWriter(path: tarball.path, modificationTime: 0)
+        let manifest = try Data(contentsOf: BundleLayout(root: one).manifest)
+        for name in try FileManager.default.contentsOfDirectory(atPath: BundleLayout(root: one).images.path) where !name.hasPrefix(".") {
+            try writer.addFile("images/" + name, data: Data(contentsOf: BundleLayout(root: one).images.appendingPathComponent(name)))
+        }
+        for index in 0..<1500 { try writer.addFile("images/\(100_000 + index).png", data: Data()) }
+        try writer.addFile("manifest.json", data: manifest)
+        try writer.close()
+        let report = try BundleVerifier().verify(tarball)
+        XCTAssertEqual(report.verified, report.done)
+        XCTAssertEqual(report.problems.count, BundleVerifier.maxNamedStrays + 1)
+        XCTAssertEqual(report.problems.filter { $0.message == "unexpected file (and 500 more, not named)" }.count, 1)
+    }
 }
 
 /// Catalog text that would lose or merge records silently.

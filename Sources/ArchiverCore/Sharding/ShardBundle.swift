@@ -36,14 +36,23 @@ struct ShardBundle: Sendable {
             let stream = try TarballReader(path: path)
             while let header = try stream.next(readingData: false) {
                 guard header.path == BundleLayout.manifestPath, header.isRegularFile else { continue }
-                let data = try stream.readAll()
-                let manifest: Manifest
-                do {
-                    manifest = try JSONDecoder().decode(Manifest.self, from: data)
-                } catch {
-                    throw .unreadableManifest(path: path, reason: "not a valid manifest.json: \(BundleLayout.summary(of: error))")
+                // Streamed as it is decompressed, as a directory's is read: a manifest of a GiB
+                // of spaces costs a window, and an item over `ManifestReader.maxValue` is refused.
+                let hasher = SHA256Hasher()
+                var items: [Manifest.Item] = []
+                let read = try ManifestReader.read(
+                    source: path,
+                    pull: { buffer in
+                        let count = stream.read(into: buffer)
+                        if count > 0 { hasher.update(UnsafeRawBufferPointer(rebasing: buffer[..<count])) }
+                        return count
+                    },
+                    item: { items.append($0) })
+                guard let catalog = read.catalog, let field = read.field else {
+                    throw .unreadableManifest(path: path, reason: "not a valid manifest.json: no catalog or field")
                 }
-                return ShardBundle(path: path, isTarball: true, manifest: manifest, manifestSHA256: SHA256.hex(data))
+                let manifest = Manifest(catalog: catalog, field: field, items: items, version: read.version ?? Manifest.currentVersion)
+                return ShardBundle(path: path, isTarball: true, manifest: manifest, manifestSHA256: hasher.finish())
             }
             throw .noManifest(path)
         case .symbolicLink, .other, .missing:
@@ -83,7 +92,9 @@ struct ShardBundle: Sendable {
                 while let header = try stream.next(readingData: false) {
                     let entry = header.path
                     if entry == BundleLayout.manifestPath, header.isRegularFile {
-                        if SHA256.hex(try stream.readAll()) != manifestSHA256 {
+                        let hasher = SHA256Hasher()
+                        try stream.readData { hasher.update($0) }
+                        if hasher.finish() != manifestSHA256 {
                             throw .unreadableManifest(path: path, reason: "manifest.json changed while merge read the tarball")
                         }
                         continue
