@@ -23,7 +23,7 @@ final class FaultTests: XCTestCase {
         let expectations: [(fault: String, kind: String?)] = [
             ("500-then-ok", nil), ("503-retry-after", nil), ("429-retry-after", nil), ("reset-then-ok", nil),
             ("redirect", nil), ("octet-stream", nil), ("truncated", "truncated"), ("corrupt-idat", "invalid-png"),
-            ("html", "not-png"), ("jpeg", "not-png"), ("empty", "not-png"), ("404", "http-status"), ("410", "http-status"),
+            ("html", "not-image"), ("jpeg", "not-image"), ("empty", "not-image"), ("404", "http-status"), ("410", "http-status"),
             ("huge", "too-large"), ("hang", "timeout"), ("loop", "too-many-redirects"), ("giant", "invalid-png"),
         ]
         var records = Fixtures.records(8, firstID: 100)

@@ -160,7 +160,7 @@ final class PNGValidatorTests: XCTestCase {
         for offset in 0..<png.count {
             for mask: UInt8 in [0xFF, 0x01, 0x80] {
                 let broken = PNGFixtures.flipping(png, at: offset, mask: mask)
-                let expected = offset < 8 ? "not-png" : "invalid-png"
+                let expected = offset < 8 ? "not-image" : "invalid-png"
                 do {
                     _ = try validator.validate(broken)
                     XCTFail("flip \(mask) at offset \(offset) of \(png.count) was accepted")
