@@ -87,12 +87,12 @@ final class HostileBundleTests: XCTestCase {
     }
 
     func testOwnPathIsTheIDsStemWithTheExtensionOfAnyImageFormat() {
-        XCTAssertTrue(KeyedStore.isOwnPath("images/7.png", for: RecordID(7)))
-        XCTAssertTrue(KeyedStore.isOwnPath("images/7.jpg", for: RecordID(7)))
-        XCTAssertTrue(KeyedStore.isOwnPath("images/%41.webp", for: RecordID("A")))
-        XCTAssertFalse(KeyedStore.isOwnPath("images/7.png.png", for: RecordID(7)))
-        XCTAssertFalse(KeyedStore.isOwnPath("images/8.png", for: RecordID(7)))
-        XCTAssertFalse(KeyedStore.isOwnPath("images/7.txt", for: RecordID(7)))
+        XCTAssertTrue(Manifest.isOwnPath("images/7.png", for: RecordID(7)))
+        XCTAssertTrue(Manifest.isOwnPath("images/7.jpg", for: RecordID(7)))
+        XCTAssertTrue(Manifest.isOwnPath("images/%41.webp", for: RecordID("A")))
+        XCTAssertFalse(Manifest.isOwnPath("images/7.png.png", for: RecordID(7)))
+        XCTAssertFalse(Manifest.isOwnPath("images/8.png", for: RecordID(7)))
+        XCTAssertFalse(Manifest.isOwnPath("images/7.txt", for: RecordID(7)))
     }
 
     func testStatusRunMergeAndVerifyRefuseAFIFOInTheBundleAtOnce() throws {

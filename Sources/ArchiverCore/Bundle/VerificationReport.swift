@@ -11,7 +11,7 @@ public struct VerificationReport: Sendable, Codable, Equatable {
             case invalidPNG = "invalid-png"
             case dimensionsMismatch = "dimensions-mismatch"
             case unexpected
-            /// The manifest names a file that is not the id's own (`KeyedStore.isOwnPath`).
+            /// The manifest names a file that is not the id's own (`Manifest.isOwnPath`).
             case pathMismatch = "path-mismatch"
         }
 

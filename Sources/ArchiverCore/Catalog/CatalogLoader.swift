@@ -54,8 +54,7 @@ public enum CatalogLoader {
         }
         // The kept copy is read back by path: a FIFO or device there would block the run forever.
         if lstat(kept.path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG {
-            let found = BundleLayout.fileKind(atPath: kept.path).noun
-            throw .unreadable(source: "-", reason: "\(kept.path) is \(found), not a regular file; remove it and run again")
+            throw .unreadable(source: "-", reason: "\(kept.path) is not a regular file (a FIFO, device or directory?); remove it and run again")
         }
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var first = [UInt8](repeating: 0, count: 1 << 16)

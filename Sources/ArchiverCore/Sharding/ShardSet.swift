@@ -58,7 +58,7 @@ enum ShardSet {
             // A done item's file is copied by the manifest's path: one that is not the id's own
             // name (another id's, `images/zzz.png`) would leave the merged item without its file.
             let misplaced = items.filter { item in
-                item.status == .done && !(item.path.map { KeyedStore.isOwnPath($0, for: item.id) } ?? true)
+                item.status == .done && !(item.path.map { Manifest.isOwnPath($0, for: item.id) } ?? true)
             }
             if !misplaced.isEmpty {
                 let examples = misplaced.prefix(5).map { "\($0.id): \($0.path ?? "")" }.joined(separator: ", ")

@@ -3,10 +3,6 @@ import Glibc
 #endif
 import Foundation
 
-/// The `errno` `openInBundle` leaves when the name holds something other than a regular file
-/// (a FIFO, a device, a socket, a directory); `FileSystemError` and `errnoText` say so in words.
-let notRegularFileErrno = EMEDIUMTYPE
-
 /// Opens a regular file inside a bundle with `O_NOFOLLOW`: a symbolic link planted at its name fails the
 /// open (ELOOP) instead of letting the archiver write, truncate or read the file it points to
 /// (a `FileSystemError` of `open` says so).

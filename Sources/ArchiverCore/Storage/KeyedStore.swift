@@ -28,15 +28,6 @@ struct KeyedStore: Sendable {
         fileName(for: id).map { "images/" + $0 }
     }
 
-    /// Whether `path` (as a manifest records it) is one of the files `id` can be stored as:
-    /// `images/` and the id's own stem, with the extension of one of the image formats. A manifest
-    /// that points an item at another name (another id's file, `images/zzz.png`) is not trusted.
-    static func isOwnPath(_ path: String, for id: RecordID) -> Bool {
-        guard let stem = id.stem, path.hasPrefix("images/" + stem + ".") else { return false }
-        let ext = path.utf8.dropFirst("images/".utf8.count + stem.utf8.count + 1)
-        return ImageFormat.allCases.contains { ext.elementsEqual($0.fileExtension.utf8) }
-    }
-
     /// The absolute path of the file named `name` (built as a string: `URL.appendingPathComponent`
     /// stats the file system to decide whether the result is a directory).
     func path(named name: String) -> String {
