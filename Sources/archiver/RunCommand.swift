@@ -150,11 +150,13 @@ enum RunCommand {
             spoolDirectory: config.spoolDirectory)
         let catalog: Catalog
         do {
+            // Before `--catalog -` keeps its copy in the directory.
+            try BundleLayout(root: config.outputDirectory).refuseForeignDirectory()
             catalog = try CatalogLoader.load(
                 config.catalogSource, fetcher: fetcher, options: config.catalog,
                 keepStandardInputAt: BundleLayout(root: config.outputDirectory).standardInputCatalog)
         } catch {
-            return fail(error.description)
+            return fail("\(error)")
         }
         let quiet = options.quiet
         // A line said mid-run (a host is down) first clears the live progress line it would end.

@@ -20,6 +20,9 @@ enum StatusCommand {
             return fail("\(error)")
         }
         let directory = positionals.first ?? "archive"
+        if let refusal = BundleStatus.refusal(directory: URL(fileURLWithPath: directory)) {
+            return fail(refusal)
+        }
         guard let status = BundleStatus.read(directory: URL(fileURLWithPath: directory)) else {
             let manifest = URL(fileURLWithPath: directory).appendingPathComponent("manifest.json").path
             if FileManager.default.fileExists(atPath: manifest) {

@@ -69,8 +69,11 @@ public struct BundlePacker: Sendable {
     @discardableResult
     public func pack(_ directory: URL, to output: URL) throws(BundleError) -> Result {
         let (paths, leftOut) = try plan(directory)
+        // What a killed pack of the same output left.
+        let partial = ".\(output.lastPathComponent).partial-"
+        Leftovers.remove(in: output.deletingLastPathComponent().path, prefix: partial, directories: false, legacy: true)
         let temporary = output.deletingLastPathComponent().appendingPathComponent(
-            ".\(output.lastPathComponent).partial-\(UInt32.random(in: 0...UInt32.max))")
+            partial + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         do throws(BundleError) {
             let writer = try TarballWriter(path: temporary.path, modificationTime: modificationTime)
             for path in paths {

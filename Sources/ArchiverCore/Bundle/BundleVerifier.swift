@@ -51,26 +51,53 @@ public struct BundleVerifier: Sendable {
         return tally.report(found: names.map { BundleLayout.imagesPath + "/" + $0 }, strays: [])
     }
 
-    /// Verifies a tarball made by `pack`, streaming its entries; the manifest is spooled to an
-    /// unnamed temporary file and read back as a stream.
+    /// Unexpected files of a tarball named in the report; more are counted in one line.
+    static let maxNamedStrays = 1000
+
+    /// Verifies a tarball made by `pack`, streaming its entries in two passes: the first spools
+    /// `manifest.json` (last in a tarball `pack` makes) to an unnamed temporary file and takes
+    /// the names it lists in `images/`; the second keeps the facts of those files only. So memory
+    /// follows the manifest, not the tarball: a million entries it does not list cost a count.
     func verifyTarball(_ tarball: URL) throws(BundleError) -> VerificationReport {
-        let reader = try TarballReader(path: tarball.path)
         var manifest: UnsafeMutablePointer<FILE>?
         defer { if let manifest { fclose(manifest) } }
+        let first = try TarballReader(path: tarball.path)
+        while let entry = try first.next(readingData: false) {
+            guard entry.path == BundleLayout.manifestPath, entry.isRegularFile else { continue }
+            if let manifest { fclose(manifest) }
+            manifest = try spool(first, tarball: tarball.path)
+        }
+        guard let manifest else { throw .noManifest(tarball.path) }
+        let prefix = BundleLayout.imagesPath + "/"
+        var listed = Set<String>()
+        var items = 0, failed = 0
+        rewind(manifest)
+        _ = try ManifestReader.read(descriptor: fileno(manifest), source: tarball.path) { item in
+            items += 1
+            if item.status == .failed { failed += 1 }
+            guard item.status == .done else { return }
+            let path = item.path ?? KeyedStore.relativePath(for: item.id) ?? "images/"
+            if path.hasPrefix(prefix) { listed.insert(String(path.dropFirst(prefix.count))) }
+        }
+        let pages = BundleLayout.galleryPagePaths(items: items, failed: failed)
+
+        let reader = try TarballReader(path: tarball.path)
         // By file name in `images/`: a name of up to 15 bytes (`12345.png`) is kept inline, where
         // a path (`images/12345.png`) would cost a heap object per image.
         var files: [String: FileFacts.Packed] = [:]
         var imageErrors: [String: ItemError] = [:]
         var strays: [String] = []
-        let prefix = BundleLayout.imagesPath + "/"
+        var unnamed = 0
+        func stray(_ path: String) {
+            if strays.count < Self.maxNamedStrays { strays.append(path) } else { unnamed += 1 }
+        }
         while let entry = try reader.next(readingData: false) {
             let path = entry.path
-            if path == BundleLayout.manifestPath, entry.isRegularFile {
-                if let manifest { fclose(manifest) }
-                manifest = try spool(reader, tarball: tarball.path)
-            } else if path == BundleLayout.galleryPath || (entry.isDirectory && Self.isImagesDirectory(path)) {
+            if (path == BundleLayout.manifestPath && entry.isRegularFile) || path == BundleLayout.galleryPath
+                || (entry.isDirectory && Self.isImagesDirectory(path)) || pages.contains(path)
+            {
                 continue
-            } else if path.hasPrefix(prefix), !path.dropFirst(prefix.count).contains("/") {
+            } else if path.hasPrefix(prefix), !path.dropFirst(prefix.count).contains("/"), listed.contains(String(path.dropFirst(prefix.count))) {
                 let name = String(path.dropFirst(prefix.count))
                 guard entry.isRegularFile else {
                     files[name] = FileFacts.Packed(FileFacts(isRegularFile: false))
@@ -82,32 +109,23 @@ public struct BundleVerifier: Sendable {
                 files[name] = FileFacts.Packed(facts)
                 imageErrors[name] = facts.imageError
             } else {
-                strays.append(path)
+                stray(path)
             }
         }
-        guard let manifest else { throw .noManifest(tarball.path) }
+        if unnamed > 0 { strays.append("(and \(unnamed) more, not named)") }
         rewind(manifest)
-        // Which files the manifest lists is marked on their facts rather than kept in a set.
+        // Every file kept is one the manifest lists: the others are strays already.
         var tally = VerificationTally(source: tarball.path, tracksListed: false)
-        var items = 0, failed = 0
         _ = try ManifestReader.read(descriptor: fileno(manifest), source: tarball.path) { item in
-            items += 1
-            if item.status == .failed { failed += 1 }
             guard let path = tally.count(item) else { return }
             var facts: FileFacts?
             if path.hasPrefix(prefix) {
                 let name = String(path.dropFirst(prefix.count))
-                if var packed = files[name] {
-                    facts = packed.unpacked(imageError: imageErrors[name])
-                    packed.listed = true
-                    files[name] = packed
-                }
+                facts = files[name].map { $0.unpacked(imageError: imageErrors[name]) }
             }
             tally.check(item, path: path, facts: facts)
         }
-        let pages = BundleLayout.galleryPagePaths(items: items, failed: failed)
-        let unlisted = files.compactMap { $0.value.listed ? nil : prefix + $0.key }
-        return tally.report(found: unlisted, strays: strays.filter { !pages.contains($0) })
+        return tally.report(found: [], strays: strays)
     }
 
     /// Copies the current entry's data to an unnamed temporary file.

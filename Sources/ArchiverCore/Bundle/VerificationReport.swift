@@ -18,6 +18,8 @@ public struct VerificationReport: Sendable, Codable, Equatable {
             case formatMismatch = "format-mismatch"
             case dimensionsMismatch = "dimensions-mismatch"
             case unexpected
+            /// The manifest names a file that is not the id's own (`Manifest.isOwnPath`).
+            case pathMismatch = "path-mismatch"
         }
 
         /// The manifest item's id; nil for an unexpected file.

@@ -52,6 +52,9 @@ struct VerificationTally {
         func problem(_ kind: VerificationReport.Problem.Kind, _ detail: String) -> VerificationReport.Problem {
             .init(id: item.id, path: path, kind: kind, detail: detail)
         }
+        if let recorded = item.path, !Manifest.isOwnPath(recorded, for: item.id) {
+            return problem(.pathMismatch, "the manifest's path is not the id's own file name")
+        }
         guard let facts else { return problem(.missing, "missing") }
         guard facts.isRegularFile else { return problem(.notRegularFile, "not a regular file") }
         if let bytes = item.bytes, bytes != facts.bytes {

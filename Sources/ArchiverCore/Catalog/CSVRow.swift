@@ -126,6 +126,10 @@ struct CSVColumns: Sendable {
         }
         // Every cell is a string: one that spells an integer canonically is that integer id, as
         // in JSON, and an empty one is the empty id (which fails alone as `unsafe-key`).
+        let cell = row.fields[id]
+        if let bad = CatalogParser.invalidUTF8(UnsafeBufferPointer(rebasing: bytes[cell.start..<cell.end])) {
+            throw CatalogParser.Failure(offset: cell.start + bad, message: CatalogParser.notUTF8(schema.idName), needsMore: false)
+        }
         let idValue = RecordID(text(id) ?? "")
         var groupValue = 0
         if let groupText = text(group), !groupText.isEmpty {

@@ -66,6 +66,47 @@ public struct Catalog: Sendable {
         try self.init(source: source, storage: storage, scanned: scanned)
     }
 
+    /// Parses the stream `input` (standard input) in the same pass that copies it to `spool`, a
+    /// regular file open for reading and writing, from which records are read back. Bad text is
+    /// refused as soon as the scan meets it (a CSV header without the id column within the first
+    /// 256 KiB), and a stream over `limit` bytes is refused there, so neither fills the disk.
+    /// The first `copied` bytes are already in `spool`.
+    init(
+        source: String, streaming input: Int32, spool: Int32, copied: Int64, limit: Int64, options: CatalogOptions = CatalogOptions()
+    ) throws(CatalogError) {
+        var overLimit = false
+        var spooled = copied
+        var scanner = CatalogScanner(options: options) { into, offset in
+            // The scan reads forward, so `offset` is where the copy ends: read on from the stream.
+            if Int64(offset) < spooled { return pread(spool, into.baseAddress, into.count, off_t(offset)) }
+            guard spooled <= limit else {
+                overLimit = true
+                return -1
+            }
+            while true {
+                let n = read(input, into.baseAddress, min(into.count, Int(limit + 1 - spooled)))
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { return n }
+                guard writeAll(spool, UnsafeRawBufferPointer(rebasing: into[..<n]), path: "the copy of \(source)") == nil else { return -1 }
+                spooled += Int64(n)
+                return n
+            }
+        }
+        let scanned: CatalogScanner.Result
+        do {
+            scanned = try scanner.scan()
+        } catch {
+            if overLimit { throw .unreadable(source: source, reason: "over \(limit >> 20) MiB, the most standard input may hold") }
+            throw error.unreadable
+                ? .unreadable(source: source, reason: error.detail) : .malformed(source: source, detail: error.detail)
+        }
+        var info = stat()
+        fstat(spool, &info)
+        let storage = CatalogStorage(
+            .file(descriptor: spool, size: Int64(info.st_size), modified: info.st_mtim), layout: scanned.layout)
+        try self.init(source: source, storage: storage, scanned: scanned)
+    }
+
     private init(source: String, storage: CatalogStorage, scanned: CatalogScanner.Result) throws(CatalogError) {
         self.source = source
         sha256 = scanned.sha256

@@ -35,44 +35,53 @@ public enum CatalogLoader {
         return try Catalog(source: source, path: source, options: options)
     }
 
+    /// The most `--catalog -` reads from standard input (1 GiB: the sample catalog is 1 MB, a
+    /// million records about 250 MB); more is refused where it passes the limit.
+    public static let maxStandardInputBytes: Int64 = 1 << 30
+
     /// `--catalog -`: standard input, copied to `kept` (in the bundle's state, so a run reads
     /// records back from it and a later run resumes with it); an empty standard input reuses the
-    /// copy an earlier run kept.
-    static func standardInput(kept: URL?, options: CatalogOptions) throws(CatalogError) -> Catalog {
+    /// copy an earlier run kept. The input is parsed as it is copied, so bad text is refused in
+    /// its first bytes and the copy never grows past `limit`.
+    static func standardInput(
+        kept: URL?, options: CatalogOptions, input: Int32 = STDIN_FILENO, limit: Int64 = maxStandardInputBytes
+    ) throws(CatalogError) -> Catalog {
         guard let kept else { return try Catalog(source: "-", path: "/dev/stdin", options: options) }
         let directory = kept.deletingLastPathComponent().path
         var info = stat()
         if lstat(directory, &info) == 0, (info.st_mode & S_IFMT) != S_IFDIR {
             throw .unreadable(source: "-", reason: "\(directory) is not a directory (a symbolic link?); nothing is written through it")
         }
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        guard let copy = Catalog.spool(STDIN_FILENO) else {
-            throw .unreadable(source: "-", reason: "cannot copy standard input: \(errnoText())")
+        // The kept copy is read back by path: a FIFO or device there would block the run forever.
+        if lstat(kept.path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG {
+            throw .unreadable(source: "-", reason: "\(kept.path) is not a regular file (a FIFO, device or directory?); remove it and run again")
         }
-        defer { close(copy) }
-        var size = stat()
-        fstat(copy, &size)
-        if size.st_size == 0, access(kept.path, R_OK) == 0 {
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var first = [UInt8](repeating: 0, count: 1 << 16)
+        var count: Int
+        repeat { count = first.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) } } while count < 0 && errno == EINTR
+        guard count >= 0 else { throw .unreadable(source: "-", reason: "cannot read standard input: \(errnoText())") }
+        if count == 0, access(kept.path, R_OK) == 0 {
             return try Catalog(source: "-", path: kept.path, options: options)
         }
         let temporary = kept.path + ".tmp-\(getpid())"
-        let output = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        let output = open(temporary, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard output >= 0 else { throw .unreadable(source: "-", reason: "cannot write \(temporary): \(errnoText())") }
-        var offset: off_t = 0
-        while offset < size.st_size {
-            let n = sendfile(output, copy, &offset, Int(size.st_size - offset))
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else {
-                close(output)
-                unlink(temporary)
-                throw .unreadable(source: "-", reason: "cannot write \(temporary): \(errnoText())")
+        let catalog: Catalog
+        do throws(CatalogError) {
+            if let failure = writeAll(output, first[..<count], path: temporary) {
+                throw .unreadable(source: "-", reason: failure.description)
             }
+            catalog = try Catalog(source: "-", streaming: input, spool: output, copied: Int64(count), limit: limit, options: options)
+        } catch {
+            close(output)
+            unlink(temporary)
+            throw error
         }
-        close(output)
         guard rename(temporary, kept.path) == 0 else {
             unlink(temporary)
             throw .unreadable(source: "-", reason: "cannot write \(kept.path): \(errnoText())")
         }
-        return try Catalog(source: "-", path: kept.path, options: options)
+        return catalog
     }
 }

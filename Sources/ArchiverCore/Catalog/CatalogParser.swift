@@ -68,6 +68,7 @@ struct CatalogParser {
         let start = index
         var group: Int?, id: RecordID?, title: String?, url: String?, thumbnailUrl: String?, sha256: String?
         var urlProblem: String?, thumbnailProblem: String?
+        var seen: Set<Key> = []
         skipSpace()
         guard try peek() == 0x7B else { throw invalid("a record is not a JSON object") }
         index += 1
@@ -77,7 +78,13 @@ struct CatalogParser {
         } else {
             while true {
                 skipSpace()
+                let keyStart = index
                 let key = try key()
+                // A key the run reads given twice is refused, as a CSV header naming it twice is:
+                // which of the two counts would otherwise be the parser's choice.
+                if key != .other, !seen.insert(key).inserted {
+                    throw Failure(offset: keyStart, message: "the record has the key \(keyText(key)) twice", needsMore: false)
+                }
                 skipSpace()
                 guard try peek() == 0x3A else { throw invalid("expected ':' after a key") }
                 index += 1
@@ -109,6 +116,19 @@ struct CatalogParser {
         record.urlProblem = fields.contains(.url) ? urlProblem : thumbnailProblem
         record.sha256 = fields.contains(.sha256) ? sha256 : nil
         return record
+    }
+
+    /// A key the run reads, quoted, for messages.
+    private func keyText(_ key: Key) -> String {
+        let name: [UInt8] =
+            switch key {
+            case .id: schema.id
+            case .url: schema.url
+            case .thumbnailUrl: schema.thumbnailUrl
+            case .title: schema.title
+            case .group, .other: schema.group
+            }
+        return "\"" + String(decoding: name, as: UTF8.self) + "\""
     }
 
     private func invalid(_ message: String) -> Failure {
@@ -156,9 +176,37 @@ struct CatalogParser {
     }
 
     /// An id: an integer, or a string (one that spells an integer canonically is that integer).
+    /// A string id must be valid UTF-8: decoding would put U+FFFD for each bad byte, and two
+    /// distinct ids could then collide as duplicates (or be renamed).
     private mutating func idValue() throws(Failure) -> RecordID {
-        if try peek() == 0x22 { return RecordID(try string(named: schema.idName, making: true)) }
+        if try peek() == 0x22 {
+            let start = index + 1
+            let text = try string(named: schema.idName, making: true)
+            if let bad = Self.invalidUTF8(UnsafeBufferPointer(rebasing: bytes[start..<(index - 1)])) {
+                throw Failure(offset: start + bad, message: Self.notUTF8(schema.idName), needsMore: false)
+            }
+            return RecordID(text)
+        }
         return RecordID(try integer(schema.idName, expected: "an integer or a string"))
+    }
+
+    /// The offset of the first byte of `bytes` that is not part of valid UTF-8; nil when all are.
+    static func invalidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        var offset = 0
+        var iterator = bytes.makeIterator()
+        var parser = Unicode.UTF8.ForwardParser()
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let scalar): offset += scalar.count
+            case .error: return offset
+            case .emptyInput: return nil
+            }
+        }
+    }
+
+    /// The message for an id that is not UTF-8.
+    static func notUTF8(_ name: String) -> String {
+        "\"\(name)\" is not valid UTF-8 (ids are compared as bytes; fix the catalog's encoding)"
     }
 
     /// An integer: a JSON number with no fraction or exponent, in Int's range.

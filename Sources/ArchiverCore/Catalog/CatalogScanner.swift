@@ -207,6 +207,13 @@ struct CatalogScanner {
     }
 
     private mutating func scanRows(_ delimiter: UInt8, _ entries: inout [CatalogRecords.Entry], _ end: inout Int) throws(Failure) -> CSVColumns {
+        // Rows end in LF or CRLF. A header ended by a lone CR (old Mac line ends) would swallow
+        // the whole text as one row and give no records at all: refuse it instead.
+        if let firstBreak = buffer[position..<count].firstIndex(where: { $0 == 0x0A || $0 == 0x0D }), buffer[firstBreak] == 0x0D,
+            firstBreak + 1 < count, buffer[firstBreak + 1] != 0x0A
+        {
+            throw located(firstBreak, "the header ends in a lone CR: rows must end in LF or CRLF (convert CR-only line ends, e.g. tr '\\r' '\\n')")
+        }
         let header = try parse { bytes, at, atEnd in try CSVRow.parse(bytes, at: at, delimiter: delimiter, atEnd: atEnd) }
         rows = 1
         let names = buffer.withUnsafeBufferPointer { raw in header.fields.map { CSVRow.text(UnsafeBufferPointer(rebasing: raw[..<count]), $0) } }
@@ -218,6 +225,10 @@ struct CatalogScanner {
             throw Failure(detail: "row 1: the header has no \"\(Self.printable(key))\" column for --sha256")
         }
         let urlKey = options.field == .thumbnailUrl ? "url" : options.field.rawValue
+        // A column the run reads named twice is refused, as a JSON record with the key twice is.
+        for key in [options.idKey, urlKey, "thumbnailUrl", options.titleKey, options.groupKey] where names.count(where: { $0 == key }) > 1 {
+            throw Failure(detail: "row 1: the header has the column \"\(Self.printable(key))\" twice")
+        }
         let columns = CSVColumns(
             delimiter: delimiter, count: names.count, id: id, url: column(urlKey), thumbnailUrl: column("thumbnailUrl"),
             title: column(options.titleKey), group: column(options.groupKey), sha256: options.sha256Key.flatMap(column))
@@ -237,6 +248,11 @@ struct CatalogScanner {
                     try columns.record(UnsafeBufferPointer(rebasing: raw[..<count]), row, fields: [], schema: schema)
                 }
             } catch {
+                if let failure = error as? CatalogParser.Failure, failure.message == CatalogParser.notUTF8(schema.idName) {
+                    // Where the bad byte is (`located` names the row after the last one taken).
+                    rows -= 1
+                    throw located(failure.offset, failure.message)
+                }
                 throw Failure(detail: "row \(rows), line \(line(at: start - base)): \((error as? CatalogParser.Failure)?.message ?? "\(error)")")
             }
             entries.append(.init(id: record.id, offset: start, albumId: record.albumId, arena: &arena))

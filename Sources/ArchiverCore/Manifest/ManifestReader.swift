@@ -16,18 +16,21 @@ struct ManifestReader {
         var version: Int?
     }
 
-    /// The largest item or member value read: far above any the archiver writes.
-    static let maxValue = 64 << 20
+    /// The largest item or member value read: twice the largest catalog record (4 MiB), so far
+    /// above any item the archiver writes, and small enough that a hostile manifest (a title of
+    /// 60 MiB) is refused before decoding it costs hundreds of MiB.
+    static let maxValue = 8 << 20
 
-    private let descriptor: Int32
+    /// Reads more of the manifest into the buffer: the bytes read, 0 at the end, -1 on error.
+    private let pull: (UnsafeMutableRawBufferPointer) -> Int
     private var buffer = [UInt8](repeating: 0, count: 1 << 16)
     private var count = 0
     private var position = 0
     private var offset = 0  // file offset of buffer[0]
     private var readError: String?
 
-    private init(descriptor: Int32) {
-        self.descriptor = descriptor
+    private init(pull: @escaping (UnsafeMutableRawBufferPointer) -> Int) {
+        self.pull = pull
     }
 
     /// Reads the manifest from `descriptor` (from where it stands) to its end, calling `item` for
@@ -35,7 +38,14 @@ struct ManifestReader {
     static func read(
         descriptor: Int32, source: String, item: (Manifest.Item) throws(BundleError) -> Void
     ) throws(BundleError) -> Header {
-        var reader = ManifestReader(descriptor: descriptor)
+        try read(source: source, pull: { Glibc.read(descriptor, $0.baseAddress, $0.count) }, item: item)
+    }
+
+    /// Reads the manifest from what `pull` hands over (a tarball entry as it is decompressed).
+    static func read(
+        source: String, pull: @escaping (UnsafeMutableRawBufferPointer) -> Int, item: (Manifest.Item) throws(BundleError) -> Void
+    ) throws(BundleError) -> Header {
+        var reader = ManifestReader(pull: pull)
         do throws(ManifestReaderError) {
             return try reader.object(item)
         } catch {
@@ -179,7 +189,7 @@ struct ManifestReader {
         position = 0
         count = 0
         while true {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            let n = buffer.withUnsafeMutableBytes { pull($0) }
             if n < 0, errno == EINTR { continue }
             if n < 0 { readError = "cannot read: \(errnoText())" }
             count = max(n, 0)

@@ -117,6 +117,7 @@ public final class Archiver: Sendable {
         if let unsafe = layout.unsafePlace() {
             throw .unsafeBundle(path: unsafe.path, found: unsafe.found, expected: unsafe.expected)
         }
+        try layout.refuseForeignDirectory()
         try layout.createStateDirectory()
         let lock: BundleLock
         do {

@@ -39,7 +39,7 @@ struct BundleStamp: Codable, Equatable {
     }
 
     static func read(_ layout: BundleLayout) -> BundleStamp? {
-        (try? Data(contentsOf: path(layout))).flatMap { try? JSONDecoder().decode(BundleStamp.self, from: $0) }
+        readBundleFile(path(layout).path).flatMap { try? JSONDecoder().decode(BundleStamp.self, from: $0) }
     }
 
     /// Best effort: without a stamp the next run only rewrites the manifest and page.

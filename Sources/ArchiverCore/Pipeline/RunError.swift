@@ -7,6 +7,8 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
     case unsafeBundle(path: String, found: String, expected: String)
     /// `--out`, or a directory on the way to it, is something other than a directory.
     case notADirectory(path: String, found: String)
+    /// `--out` is a non-empty directory that is neither a bundle nor a restored one to adopt.
+    case foreignDirectory(path: String, reason: String)
     case io(String)
     /// A file of the bundle (the journal, the manifest, a page, `images/`) could not be written.
     case fileSystem(FileSystemError)
@@ -22,6 +24,7 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
         case .optionsChanged: "options-changed"
         case .unsafeBundle: "unsafe-bundle"
         case .notADirectory: "not-a-directory"
+        case .foreignDirectory: "not-a-bundle"
         case .io, .fileSystem: "io"
         case .openFileLimit: "open-file-limit"
         case .alreadyRun: "already-run"
@@ -42,6 +45,8 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "remove it (a run makes a new one) and run again"
         case .notADirectory(let path, let found):
             "\(path) is \(found), not a directory; --out names the bundle directory (made if missing)"
+        case .foreignDirectory(let path, let reason):
+            "--out \(path) is not a bundle: \(reason); nothing in it was touched: give a new or empty directory, or a bundle"
         case .io(let reason):
             reason
         case .fileSystem(let error):

@@ -70,6 +70,6 @@ struct RunOptions: Codable, Equatable {
     }
 
     static func read(_ layout: BundleLayout) -> RunOptions? {
-        (try? Data(contentsOf: layout.options)).flatMap { try? JSONDecoder().decode(RunOptions.self, from: $0) }
+        readBundleFile(layout.options.path).flatMap { try? JSONDecoder().decode(RunOptions.self, from: $0) }
     }
 }

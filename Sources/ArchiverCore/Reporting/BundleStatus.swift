@@ -71,6 +71,14 @@ public struct BundleStatus: Sendable, Codable, Equatable {
             running: lock.held, runningPID: lock.pid)
     }
 
+    /// Why `status` must not read `directory`: its journal, lock or a directory of the bundle is
+    /// a link, a FIFO or another special file (which could block a read forever); nil when none is.
+    public static func refusal(directory: URL) -> String? {
+        BundleLayout(root: directory).unsafePlace().map {
+            RunError.unsafeBundle(path: $0.path, found: $0.found, expected: $0.expected).description
+        }
+    }
+
     /// The ids of the bundle's manifest, read as a stream; nil when it has none that reads.
     private static func manifestIDs(_ layout: BundleLayout) -> IDSet? {
         guard case .regular = BundleLayout.fileKind(atPath: layout.manifest.path) else { return nil }

@@ -51,8 +51,11 @@ public struct BundleMerger: Sendable {
         let problems = ShardSet.problems(shards)
         guard problems.isEmpty else { throw .refused(problems) }
 
+        // What a killed merge into the same output left (its PID dead).
+        let merging = ".\(output.lastPathComponent).merging-"
+        Leftovers.remove(in: output.deletingLastPathComponent().path, prefix: merging, directories: true)
         let staging = output.deletingLastPathComponent().appendingPathComponent(
-            ".\(output.lastPathComponent).merging-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+            merging + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         let layout = BundleLayout(root: staging)
         var summary: Summary
         do throws(MergeError) {
@@ -62,7 +65,13 @@ public struct BundleMerger: Sendable {
             }
         } catch {
             try? FileManager.default.removeItem(at: staging)
-            throw error
+            // A full destination is said once, naming --out, whichever file met it first.
+            switch error {
+            case .destinationFull(_, let reason): throw .destinationFull(output: output.path, reason: reason)
+            case .fileSystem(let failure) where failure.errno == ENOSPC || failure.errno == EDQUOT:
+                throw .destinationFull(output: output.path, reason: failure.reason)
+            default: throw error
+            }
         }
         summary.seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
         return summary

@@ -36,14 +36,23 @@ struct ShardBundle: Sendable {
             let stream = try TarballReader(path: path)
             while let header = try stream.next(readingData: false) {
                 guard header.path == BundleLayout.manifestPath, header.isRegularFile else { continue }
-                let data = try stream.readAll()
-                let manifest: Manifest
-                do {
-                    manifest = try JSONDecoder().decode(Manifest.self, from: data)
-                } catch {
-                    throw .unreadableManifest(path: path, reason: "not a valid manifest.json: \(BundleLayout.summary(of: error))")
+                // Streamed as it is decompressed, as a directory's is read: a manifest of a GiB
+                // of spaces costs a window, and an item over `ManifestReader.maxValue` is refused.
+                let hasher = SHA256Hasher()
+                var items: [Manifest.Item] = []
+                let read = try ManifestReader.read(
+                    source: path,
+                    pull: { buffer in
+                        let count = stream.read(into: buffer)
+                        if count > 0 { hasher.update(UnsafeRawBufferPointer(rebasing: buffer[..<count])) }
+                        return count
+                    },
+                    item: { items.append($0) })
+                guard let catalog = read.catalog, let field = read.field else {
+                    throw .unreadableManifest(path: path, reason: "not a valid manifest.json: no catalog or field")
                 }
-                return ShardBundle(path: path, isTarball: true, manifest: manifest, manifestSHA256: SHA256.hex(data))
+                let manifest = Manifest(catalog: catalog, field: field, items: items, version: read.version ?? Manifest.currentVersion)
+                return ShardBundle(path: path, isTarball: true, manifest: manifest, manifestSHA256: hasher.finish())
             }
             throw .noManifest(path)
         case .symbolicLink, .other, .missing:
@@ -83,7 +92,9 @@ struct ShardBundle: Sendable {
                 while let header = try stream.next(readingData: false) {
                     let entry = header.path
                     if entry == BundleLayout.manifestPath, header.isRegularFile {
-                        if SHA256.hex(try stream.readAll()) != manifestSHA256 {
+                        let hasher = SHA256Hasher()
+                        try stream.readData { hasher.update($0) }
+                        if hasher.finish() != manifestSHA256 {
                             throw .unreadableManifest(path: path, reason: "manifest.json changed while merge read the tarball")
                         }
                         continue
@@ -96,6 +107,7 @@ struct ShardBundle: Sendable {
                         continue
                     }
                     check(entry, copier.copy(to: String(name)) { buffer, chunk throws(BundleError) in try stream.read(into: buffer, chunk) })
+                    if copier.full != nil { break }
                 }
             } else {
                 let layout = BundleLayout(root: URL(fileURLWithPath: path))
@@ -106,11 +118,13 @@ struct ShardBundle: Sendable {
                         continue
                     }
                     check(entry, copier.copy(file: layout.images.appendingPathComponent(name).path, to: name))
+                    if copier.full != nil { break }
                 }
             }
         } catch {
             throw .bundle(error)
         }
+        if let full = copier.full { throw .destinationFull(output: full.path, reason: full.reason) }
         for (path, item) in expected where !copied.contains(path) {
             problems.append("\(name): \(item.id): missing (\(path))")
         }
@@ -130,6 +144,13 @@ final class ImageCopier {
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
     /// Bytes of every file copied.
     private(set) var bytes: Int64 = 0
+    /// Set when the destination ran out of space (ENOSPC, EDQUOT): the copy stops there, and
+    /// the merge fails once naming the destination instead of blaming each item of the shard.
+    private(set) var full: FileSystemError?
+
+    private func noteFull(_ error: FileSystemError) {
+        if error.errno == ENOSPC || error.errno == EDQUOT { full = error }
+    }
 
     init(directory path: String) throws(FileSystemError) {
         directory = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
@@ -151,7 +172,9 @@ final class ImageCopier {
         let fd = openat(directory, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             if errno == EEXIST { return .failure(.io("is in another shard too")) }
-            return .failure(ItemError(FileSystemError(.create, path: target, errno: errno)))
+            let error = FileSystemError(.create, path: target, errno: errno)
+            noteFull(error)
+            return .failure(ItemError(error))
         }
         defer { close(fd) }
         let hasher = SHA256Hasher()
@@ -160,7 +183,10 @@ final class ImageCopier {
             try produce(buffer) { chunk throws(ItemError) in
                 hasher.update(chunk)
                 count += Int64(chunk.count)
-                if let problem = writeAll(fd, chunk, path: target) { throw ItemError(problem) }
+                if let problem = writeAll(fd, chunk, path: target) {
+                    noteFull(problem)
+                    throw ItemError(problem)
+                }
             }
         } catch {
             return .failure(.io(error.description))

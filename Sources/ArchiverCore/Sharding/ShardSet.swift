@@ -55,6 +55,15 @@ enum ShardSet {
             if pending > 0 {
                 problems.append("\(bundle.name) is unfinished: \(pending) item\(pending == 1 ? "" : "s") pending; run it again to finish it")
             }
+            // A done item's file is copied by the manifest's path: one that is not the id's own
+            // name (another id's, `images/zzz.png`) would leave the merged item without its file.
+            let misplaced = items.filter { item in
+                item.status == .done && !(item.path.map { Manifest.isOwnPath($0, for: item.id) } ?? true)
+            }
+            if !misplaced.isEmpty {
+                let examples = misplaced.prefix(5).map { "\($0.id): \($0.path ?? "")" }.joined(separator: ", ")
+                problems.append("\(bundle.name) has \(misplaced.count) item\(misplaced.count == 1 ? "" : "s") whose path is not the id's own file name (\(examples)\(misplaced.count > 5 ? ", ..." : ""))")
+            }
             let strangers = items.filter { !shard.contains(url: $0.url) }.map(\.id)
             if !strangers.isEmpty {
                 let examples = strangers.prefix(5).map(\.description).joined(separator: ", ")

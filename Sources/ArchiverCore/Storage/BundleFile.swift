@@ -1,10 +1,41 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 
-/// Opens a file inside a bundle with `O_NOFOLLOW`: a symbolic link planted at its name fails the
+/// Opens a regular file inside a bundle with `O_NOFOLLOW`: a symbolic link planted at its name fails the
 /// open (ELOOP) instead of letting the archiver write, truncate or read the file it points to
 /// (a `FileSystemError` of `open` says so).
+///
+/// The open is also `O_NONBLOCK`, and anything but a regular file is closed at once with
+/// `notRegularFileErrno`: a FIFO at `.archiver/journal` would otherwise block the open (or the
+/// first read) forever, and a device could be read without end. `O_NONBLOCK` left on a regular
+/// file's descriptor changes nothing.
 func openInBundle(_ path: String, _ flags: Int32, mode: mode_t = 0o644) -> Int32 {
-    open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode)
+    let fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode)
+    guard fd >= 0 else {
+        // A FIFO without a reader refuses a non-blocking open for writing with ENXIO.
+        if errno == ENXIO { errno = notRegularFileErrno }
+        return -1
+    }
+    var info = stat()
+    guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+        close(fd)
+        errno = notRegularFileErrno
+        return -1
+    }
+    return fd
+}
+
+/// The whole of a small regular file inside a bundle (`options.json`, the stamp), read through
+/// `openInBundle`; nil when it is missing, unreadable, not a regular file or over `limit` bytes.
+func readBundleFile(_ path: String, limit: Int64 = 1 << 20) -> Data? {
+    let fd = openInBundle(path, O_RDONLY)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var data = Data()
+    switch FileChunks.read(fd, limit: limit, { data.append(contentsOf: $0) }) {
+    case .success(let bytes) where bytes <= limit: return data
+    default: return nil
+    }
 }

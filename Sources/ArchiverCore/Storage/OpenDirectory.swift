@@ -37,7 +37,7 @@ final class OpenDirectory {
 
     /// Opens the regular file `name` for reading, never through a link; -1 when it cannot.
     func openFile(_ name: String) -> Int32 {
-        openat(descriptor, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        openat(descriptor, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
     }
 
     /// The total size of the regular files in the directory.

@@ -55,6 +55,9 @@ public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertib
         if operation == .open, errno == ELOOP {
             return "it is a symbolic link, which the archiver never writes through; remove it and run again"
         }
+        if errno == notRegularFileErrno {
+            return "it is not a regular file (a FIFO, device or directory?), which the archiver never opens; remove it and run again"
+        }
         return String(cString: strerror(errno))
     }
 

@@ -19,7 +19,12 @@ func writeAll(_ fd: Int32, _ bytes: some ContiguousBytes, path: String) -> FileS
     }
 }
 
+/// The `errno` `openInBundle` leaves when the name holds something other than a regular file
+/// (a FIFO, a device, a socket, a directory); `FileSystemError` and `errnoText` say so in words.
+let notRegularFileErrno = EMEDIUMTYPE
+
 /// The text of the current `errno`, e.g. "No space left on device".
 func errnoText() -> String {
-    String(cString: strerror(errno))
+    if errno == notRegularFileErrno { return "not a regular file" }
+    return String(cString: strerror(errno))
 }

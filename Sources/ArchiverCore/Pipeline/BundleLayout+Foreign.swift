@@ -1,0 +1,49 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+extension BundleLayout {
+    /// What a restored bundle may hold at its top: what `pack` puts in a tarball.
+    private static let bundleNames: Set<String> = ["manifest.json", "index.html", "images", "pages"]
+
+    /// Refuses a `--out` that is a non-empty directory of someone's own files: one with no
+    /// `.archiver/` (so no run made it) that is not a restored bundle to adopt either (only the
+    /// names `pack` writes, and a `manifest.json` that starts as the archiver writes one). A run
+    /// would overwrite its `index.html` and `manifest.json` and add `images/` and `pages/`;
+    /// refused before anything in it is touched. A missing or empty directory is fine.
+    public func refuseForeignDirectory() throws(RunError) {
+        // A link in the bundle is the more precise complaint, and the one a run makes first.
+        if let unsafe = unsafePlace() {
+            throw .unsafeBundle(path: unsafe.path, found: unsafe.found, expected: unsafe.expected)
+        }
+        var info = stat()
+        guard lstat(root.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { return }
+        if lstat(state.path, &info) == 0 { return }
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: root.path), !names.isEmpty else { return }
+        let foreign = names.filter { !Self.bundleNames.contains($0) }.sorted()
+        if !foreign.isEmpty {
+            let shown = foreign.prefix(3).joined(separator: ", ") + (foreign.count > 3 ? ", ..." : "")
+            throw .foreignDirectory(path: root.path, reason: "it holds files of its own (\(shown))")
+        }
+        guard names.contains("manifest.json") else {
+            throw .foreignDirectory(path: root.path, reason: "it has no manifest.json")
+        }
+        guard startsAsArchiverManifest() else {
+            throw .foreignDirectory(path: root.path, reason: "its manifest.json is not one the archiver wrote")
+        }
+    }
+
+    /// Whether `manifest.json` is a regular file that opens as the archiver writes one: `{` and
+    /// the key `"catalog"` first (keys are sorted).
+    private func startsAsArchiverManifest() -> Bool {
+        let fd = openInBundle(manifest.path, O_RDONLY)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var head = [UInt8](repeating: 0, count: 64)
+        let count = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return false }
+        let significant = head[..<count].filter { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }
+        return significant.starts(with: Array("{\"catalog\":".utf8))
+    }
+}
