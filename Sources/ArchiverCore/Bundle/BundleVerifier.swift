@@ -76,7 +76,7 @@ public struct BundleVerifier: Sendable {
             items += 1
             if item.status == .failed { failed += 1 }
             guard item.status == .done else { return }
-            let path = item.path ?? KeyedStore.relativePath(for: item.id) ?? "images/"
+            let path = item.path ?? KeyedStore.relativePath(for: item.id, format: item.format ?? .png) ?? "images/"
             if path.hasPrefix(prefix) { listed.insert(String(path.dropFirst(prefix.count))) }
         }
         let pages = BundleLayout.galleryPagePaths(items: items, failed: failed)

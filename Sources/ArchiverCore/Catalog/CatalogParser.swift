@@ -126,6 +126,7 @@ struct CatalogParser {
             case .url: schema.url
             case .thumbnailUrl: schema.thumbnailUrl
             case .title: schema.title
+            case .sha256: schema.sha256 ?? []
             case .group, .other: schema.group
             }
         return "\"" + String(decoding: name, as: UTF8.self) + "\""
