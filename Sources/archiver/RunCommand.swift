@@ -56,6 +56,32 @@ enum RunCommand {
                 $0.configuration.caFile = try caFile($1)
             },
             .flag("--http2", "offer HTTP/2 to HTTPS servers and multiplex on it") { $0.configuration.http2 = true },
+            .text("--header", alias: "-H", "LINE|@FILE", "send this header with every request, the catalog's too (repeatable); @FILE: one a line") {
+                $0.configuration.request.headers += try headers($1)
+            },
+            .text("--user-agent", alias: "-A", "STRING", default: "archiver/VERSION", "the User-Agent sent") { options, text in
+                guard case .success = HeaderLine.parse("User-Agent: " + text) else {
+                    throw UsageError(description: "--user-agent: a user agent holds no CR, LF or NUL")
+                }
+                options.configuration.request.userAgent = text
+            },
+            .flag("--netrc", "take credentials for each host from ~/.netrc") { $0.configuration.request.netrc = true },
+            .text("--netrc-file", "FILE", "take credentials for each host from this netrc file") {
+                $0.configuration.request.netrcFile = try readableFile($1, option: "--netrc-file")
+            },
+            .text("--cookie", alias: "-b", "FILE", "send the cookies of this Netscape cookies.txt to the hosts it names") {
+                $0.configuration.request.cookieFile = try readableFile($1, option: "--cookie")
+            },
+            .text("--proxy", alias: "-x", "URL", "send every request through this proxy (http://, https://, socks5://)") { options, text in
+                let scheme = text.lowercased().split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
+                guard text.contains("://"), ["http", "https", "socks5", "socks5h", "socks4", "socks4a"].contains(scheme) else {
+                    throw UsageError(description: "--proxy takes a URL such as http://proxy:3128 or socks5://127.0.0.1:1080, not '\(text)'")
+                }
+                options.configuration.request.proxy = text
+            },
+            .text("--noproxy", "LIST", "hosts reached without the proxy, comma-separated (* for all)") {
+                $0.configuration.request.noProxy = $1
+            },
             .text("--field", "KEY", default: "url", "the key of the image URL to archive (url, thumbnailUrl, image_url, ...)") { options, text in
                 options.configuration.field = ImageField(rawValue: text)
             },
@@ -117,6 +143,36 @@ enum RunCommand {
         return options
     }
 
+    /// A `--header` argument's lines: the line itself, or each line of `@FILE`; each checked.
+    static func headers(_ argument: String) throws -> [String] {
+        var lines = [argument]
+        if argument.hasPrefix("@") {
+            let path = String(argument.dropFirst())
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw UsageError(description: "--header: cannot read '\(path)'; give a file of 'Name: value' lines")
+            }
+            lines = HeaderLine.lines(ofFile: text)
+        }
+        return try lines.map { line in
+            switch HeaderLine.parse(line) {
+            case .success(let header): return header
+            case .failure(let problem): throw UsageError(description: "--header: \(problem)")
+            }
+        }
+    }
+
+    /// A credentials file (`--netrc-file`, `--cookie`), checked readable now so a typo fails the
+    /// run at once instead of every item as `unauthorized`.
+    static func readableFile(_ path: String, option: String) throws -> String {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+            FileManager.default.isReadableFile(atPath: path)
+        else {
+            throw UsageError(description: "\(option): cannot read '\(path)'")
+        }
+        return path
+    }
+
     /// `--cacert`'s file, checked now so a typo fails the run at once instead of every item.
     static func caFile(_ path: String) throws -> String {
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
@@ -143,7 +199,8 @@ enum RunCommand {
         } catch {
             return fail(error.description)
         }
-        let fetcher = CurlFetcher(limits: FetchLimits(config), caFile: config.caFile, http2: config.http2)
+        let fetcher = CurlFetcher(
+            limits: FetchLimits(config), caFile: config.caFile, http2: config.http2, request: config.request)
         let catalog: Catalog
         do {
             catalog = try CatalogLoader.load(

@@ -15,24 +15,33 @@ public final class CurlFetcher: Fetching, @unchecked Sendable {
     // @unchecked: `client` is an immutable pointer to a C object whose functions lock themselves.
     private let client: OpaquePointer?
     private let limits: FetchLimits
-    private let userAgent: String
 
     /// Starts the transfer thread; it stops when the fetcher and every task from it are gone.
     ///
     /// `caFile` is a PEM bundle servers are verified against, as curl's `--cacert`; `http2`
-    /// offers HTTP/2 through TLS ALPN and multiplexes requests to one host on it.
-    public init(
-        limits: FetchLimits, caFile: String? = nil, http2: Bool = false,
-        userAgent: String = "archiver/\(ArchiverVersion.current)"
-    ) {
+    /// offers HTTP/2 through TLS ALPN and multiplexes requests to one host on it. `request` is
+    /// what every request carries (headers, user agent, netrc, cookies, proxy), set once per
+    /// connection handle; the C side copies it.
+    public init(limits: FetchLimits, caFile: String? = nil, http2: Bool = false, request: RequestOptions = RequestOptions()) {
         self.limits = limits
-        self.userAgent = userAgent
-        client = (caFile ?? "").withCString { ca in
+        // strdup'd C strings for the create call only: ccurl copies what it keeps.
+        var owned: [UnsafeMutablePointer<CChar>?] = []
+        func c(_ text: String?) -> UnsafePointer<CChar>? {
+            guard let text else { return nil }
+            owned.append(strdup(text))
+            return UnsafePointer(owned[owned.count - 1])
+        }
+        defer { owned.forEach { free($0) } }
+        let headers: [UnsafePointer<CChar>?] = request.headers.map { c($0) }
+        client = headers.withUnsafeBufferPointer { lines in
             var options = ccurl_options(
                 max_in_flight: max(1, limits.concurrency),
                 max_connections: OpenFileLimit.pool(for: max(1, limits.concurrency)),
                 max_per_host: max(0, limits.perHost ?? 0),
-                ca_file: caFile == nil ? nil : ca, http2: http2 ? 1 : 0)
+                ca_file: c(caFile), http2: http2 ? 1 : 0,
+                user_agent: c(request.userAgent), headers: lines.baseAddress, header_count: lines.count,
+                netrc: request.netrc || request.netrcFile != nil ? 1 : 0, netrc_file: c(request.netrcFile),
+                cookie_file: c(request.cookieFile), proxy: c(request.proxy), noproxy: c(request.noProxy))
             return ccurl_client_create(&options, curlFetcherDidComplete)
         }
     }
@@ -50,16 +59,14 @@ public final class CurlFetcher: Fetching, @unchecked Sendable {
         var id: UInt64 = 0
         if let client {
             id = address.withCString { urlText in
-                userAgent.withCString { agent in
-                    withOptionalCString(ifChanged?.etag) { etag in
-                        withOptionalCString(ifChanged?.lastModified) { lastModified in
-                            var request = ccurl_request(
-                                url: urlText, user_agent: agent,
-                                timeout_ms: Int(max(1, (limits.timeout * 1000).rounded(.up))),
-                                max_bytes: limits.maxBytes, max_redirects: max(0, limits.maxRedirects),
-                                if_none_match: etag, if_modified_since: lastModified)
-                            return ccurl_submit(client, &request, context)
-                        }
+                withOptionalCString(ifChanged?.etag) { etag in
+                    withOptionalCString(ifChanged?.lastModified) { lastModified in
+                        var request = ccurl_request(
+                            url: urlText,
+                            timeout_ms: Int(max(1, (limits.timeout * 1000).rounded(.up))),
+                            max_bytes: limits.maxBytes, max_redirects: max(0, limits.maxRedirects),
+                            if_none_match: etag, if_modified_since: lastModified)
+                        return ccurl_submit(client, &request, context)
                     }
                 }
             }

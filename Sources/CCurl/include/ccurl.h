@@ -58,7 +58,6 @@ typedef struct ccurl_client ccurl_client;
 /* Options of one request. */
 typedef struct {
     const char *url;
-    const char *user_agent;
     long timeout_ms;          /* whole attempt, from submission; 0 means none */
     int64_t max_bytes;        /* body cap; 0 means none */
     long max_redirects;       /* redirects to follow; 0 follows none */
@@ -77,6 +76,15 @@ typedef struct {
     long max_per_host;        /* most connections to one host; 0 means no limit of its own */
     const char *ca_file;      /* a PEM CA bundle to verify servers with, as curl's --cacert; NULL for the system's */
     int http2;                /* offer HTTP/2 through TLS ALPN and multiplex on it */
+    /* What every request carries, set once per easy handle (copied: the caller's strings may go). */
+    const char *user_agent;   /* CURLOPT_USERAGENT; NULL sends none */
+    const char *const *headers;/* "Name: value" lines sent with every request (CURLOPT_HTTPHEADER), already checked */
+    size_t header_count;
+    int netrc;                /* read credentials from a netrc file (CURL_NETRC_OPTIONAL) */
+    const char *netrc_file;   /* CURLOPT_NETRC_FILE; NULL for ~/.netrc (used only with netrc) */
+    const char *cookie_file;  /* CURLOPT_COOKIEFILE, a Netscape cookies.txt; NULL for none */
+    const char *proxy;        /* CURLOPT_PROXY; NULL lets libcurl read http_proxy, https_proxy, ALL_PROXY */
+    const char *noproxy;      /* CURLOPT_NOPROXY; NULL lets libcurl read NO_PROXY */
 } ccurl_options;
 
 /*
