@@ -146,6 +146,9 @@ private final class PendingFetch: Sendable {
         if conditional, outcome == CCURL_OK, status == 304 {
             return .notModified
         }
+        if answered, status == 401 || status == 403 {
+            return .failed(.unauthorized(status, url: url), retryAfter: nil)
+        }
         if answered, !(200..<300).contains(status) {
             let retryAfter = result.retry_after.flatMap { parseRetryAfter(String(cString: $0)) }
             return .failed(.httpStatus(status, url: url), retryAfter: retryAfter)

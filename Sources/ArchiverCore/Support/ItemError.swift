@@ -10,6 +10,8 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
     case truncated(expected: Int64, received: Int64, url: String)
     case tooLarge(limit: Int64, url: String)
     case tooManyRedirects(url: String)
+    /// A 401 or 403: the server wants credentials the run did not give (or gave wrong).
+    case unauthorized(Int, url: String)
     /// The body is no image at all (HTML, JSON, empty...).
     case notImage(String)
     /// An image in a format `--accept` leaves out.
@@ -37,6 +39,7 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
         case .truncated: "truncated"
         case .tooLarge: "too-large"
         case .tooManyRedirects: "too-many-redirects"
+        case .unauthorized: "unauthorized"
         case .notImage: "not-image"
         case .unacceptedFormat: "unaccepted-format"
         case .invalidImage(let format, _): "invalid-" + format.rawValue
@@ -50,6 +53,7 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The HTTP status for `http-status` failures.
     var status: Int? {
         if case .httpStatus(let code, _) = self { return code }
+        if case .unauthorized(let code, _) = self { return code }
         return nil
     }
 
@@ -73,6 +77,8 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
             "body cut short: \(received) of \(expected) bytes from \(url)"
         case .tooLarge(let limit, let url): "body larger than \(limit) bytes from \(url) (raise --max-bytes)"
         case .tooManyRedirects(let url): "too many redirects from \(url)"
+        case .unauthorized(let code, let url):
+            "HTTP \(code) from \(url): the server wants credentials (--header, --netrc-file, --cookie, or user:password@ in the URL)"
         case .notImage(let reason): "not an image: \(reason)"
         case .unacceptedFormat(let format, let accepted):
             "body is a \(format.displayName), which --accept \(accepted) leaves out"
