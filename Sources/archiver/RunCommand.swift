@@ -139,7 +139,11 @@ enum RunCommand {
         if let extra = try spec.parse(arguments, into: &options).first {
             throw UsageError(description: "unexpected argument '\(extra)' for 'archiver run'; see 'archiver run --help'")
         }
-        options.configuration.mirrors = MirrorMap(options.mirrors)
+        // Passwords in URLs are taken out here and where records are read; only the fetcher puts them back.
+        let passwords = URLPasswords()
+        options.configuration.catalog.passwords = passwords
+        options.configuration.catalogSource = passwords.redacting(options.configuration.catalogSource)
+        options.configuration.mirrors = MirrorMap(options.mirrors.map { (passwords.redacting($0.from), passwords.redacting($0.to)) })
         return options
     }
 
@@ -200,7 +204,8 @@ enum RunCommand {
             return fail(error.description)
         }
         let fetcher = CurlFetcher(
-            limits: FetchLimits(config), caFile: config.caFile, http2: config.http2, request: config.request)
+            limits: FetchLimits(config), caFile: config.caFile, http2: config.http2, request: config.request,
+            passwords: config.catalog.passwords)
         let catalog: Catalog
         do {
             catalog = try CatalogLoader.load(

@@ -15,15 +15,21 @@ public final class CurlFetcher: Fetching, @unchecked Sendable {
     // @unchecked: `client` is an immutable pointer to a C object whose functions lock themselves.
     private let client: OpaquePointer?
     private let limits: FetchLimits
+    private let passwords: URLPasswords?
 
     /// Starts the transfer thread; it stops when the fetcher and every task from it are gone.
     ///
     /// `caFile` is a PEM bundle servers are verified against, as curl's `--cacert`; `http2`
     /// offers HTTP/2 through TLS ALPN and multiplexes requests to one host on it. `request` is
     /// what every request carries (headers, user agent, netrc, cookies, proxy), set once per
-    /// connection handle; the C side copies it.
-    public init(limits: FetchLimits, caFile: String? = nil, http2: Bool = false, request: RequestOptions = RequestOptions()) {
+    /// connection handle; the C side copies it. A URL whose password `passwords` took out gets
+    /// it back for libcurl only; messages and results keep the redacted form.
+    public init(
+        limits: FetchLimits, caFile: String? = nil, http2: Bool = false, request: RequestOptions = RequestOptions(),
+        passwords: URLPasswords? = nil
+    ) {
         self.limits = limits
+        self.passwords = passwords
         // strdup'd C strings for the create call only: ccurl copies what it keeps.
         var owned: [UnsafeMutablePointer<CChar>?] = []
         func c(_ text: String?) -> UnsafePointer<CChar>? {
@@ -53,12 +59,13 @@ public final class CurlFetcher: Fetching, @unchecked Sendable {
     public func fetch(
         _ url: URL, ifChanged: Validators?, completion: @escaping @Sendable (FetchOutcome) -> Void
     ) -> any FetchTask {
-        let address = url.absoluteString
+        let address = URLPasswords.redacted(url.absoluteString)
+        let target = passwords?.restoring(address) ?? address
         let pending = PendingFetch(url: address, limits: limits, conditional: !(ifChanged?.isEmpty ?? true), completion: completion)
         let context = Unmanaged.passRetained(pending).toOpaque()
         var id: UInt64 = 0
         if let client {
-            id = address.withCString { urlText in
+            id = target.withCString { urlText in
                 withOptionalCString(ifChanged?.etag) { etag in
                     withOptionalCString(ifChanged?.lastModified) { lastModified in
                         var request = ccurl_request(
@@ -170,7 +177,7 @@ private final class PendingFetch: Sendable {
             let message = result.error.map { String(cString: $0) } ?? ""
             return .failed(.network(message.isEmpty ? "libcurl error \(result.curl_code)" : message, url: url), retryAfter: nil)
         }
-        let finalURL = result.redirects > 0 ? result.effective_url.map { String(cString: $0) } ?? url : url
+        let finalURL = result.redirects > 0 ? result.effective_url.map { URLPasswords.redacted(String(cString: $0)) } ?? url : url
         let validators = Validators(
             etag: result.etag.map { String(cString: $0) }, lastModified: result.last_modified.map { String(cString: $0) })
         return .body(body, finalURL: finalURL, validators: validators)
