@@ -45,8 +45,8 @@ public enum HeaderLine {
     /// The lines of a `--header @FILE`: one header a line; blank lines and lines starting
     /// with `#` are skipped; CR LF line ends are accepted.
     public static func lines(ofFile text: String) -> [String] {
-        text.split(separator: "\n", omittingEmptySubsequences: false)
-            .map { $0.hasSuffix("\r") ? String($0.dropLast()) : String($0) }
+        // Split on any line end: "\r\n" is one Character in Swift, so splitting on "\n" would keep it.
+        text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).map(String.init)
             .filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty && !$0.hasPrefix("#") }
     }
 
