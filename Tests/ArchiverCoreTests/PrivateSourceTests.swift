@@ -97,7 +97,7 @@ final class PrivateSourceTests: XCTestCase {
         XCTAssertTrue(message.contains("--header, --netrc-file, --cookie, or user:password@ in the URL"), message)
         XCTAssertEqual(server.total, 4, "unauthorized is not retried")
 
-        let (byHeader, byHeaderOut) = try archive(catalog, ["--header", "Authorization: Bearer \(Self.token)"])
+        let (byHeader, byHeaderOut) = try archive(catalog, ["-H", "Authorization: Bearer \(Self.token)"])
         XCTAssertEqual(byHeader.status, 0, byHeader.stderr)
         try assertEvery(byHeaderOut, is: nil)
 
@@ -148,6 +148,20 @@ final class PrivateSourceTests: XCTestCase {
         XCTAssertEqual(refresh.status, 0, refresh.stderr)
         XCTAssertEqual(server.total, before + 4)
         try assertEvery(byURLOut, is: nil)
+        for command in [["status", byURLOut.path], ["status", byURLOut.path, "--json"], ["verify", byURLOut.path, "--json"]] {
+            let shown = try CommandRunner.run(command)
+            XCTAssertEqual(shown.status, 0, "\(command): \(shown.stderr)")
+            try assertNoSecrets(in: byURLOut, shown)
+        }
+
+        // --netrc reads ~/.netrc (HOME points at a directory holding one, mode 0600 as curl wants).
+        let home = directory.appendingPathComponent("home")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: netrc, to: home.appendingPathComponent(".netrc"))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: home.appendingPathComponent(".netrc").path)
+        let (byHomeNetrc, byHomeNetrcOut) = try archive(plain, ["--netrc"], environment: environment(["HOME": home.path]))
+        XCTAssertEqual(byHomeNetrc.status, 0, byHomeNetrc.stderr)
+        try assertEvery(byHomeNetrcOut, is: nil)
     }
 
     func testCookieFileArchivesEveryRecordAndAMissingOneIsAUsageError() throws {
