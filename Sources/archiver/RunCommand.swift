@@ -72,12 +72,8 @@ enum RunCommand {
             .text("--cookie", alias: "-b", "FILE", "send the cookies of this Netscape cookies.txt to the hosts it names") {
                 $0.configuration.request.cookieFile = try readableFile($1, option: "--cookie")
             },
-            .text("--proxy", alias: "-x", "URL", "send every request through this proxy (http://, https://, socks5://)") { options, text in
-                let scheme = text.lowercased().split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
-                guard text.contains("://"), ["http", "https", "socks5", "socks5h", "socks4", "socks4a"].contains(scheme) else {
-                    throw UsageError(description: "--proxy takes a URL such as http://proxy:3128 or socks5://127.0.0.1:1080, not '\(text)'")
-                }
-                options.configuration.request.proxy = text
+            .text("--proxy", alias: "-x", "URL", "send every request through this proxy (http://, https://, socks5://)") {
+                $0.configuration.request.proxy = try proxy($1)
             },
             .text("--noproxy", "LIST", "hosts reached without the proxy, comma-separated (* for all)") {
                 $0.configuration.request.noProxy = $1
@@ -145,36 +141,6 @@ enum RunCommand {
         options.configuration.catalogSource = passwords.redacting(options.configuration.catalogSource)
         options.configuration.mirrors = MirrorMap(options.mirrors.map { (passwords.redacting($0.from), passwords.redacting($0.to)) })
         return options
-    }
-
-    /// A `--header` argument's lines: the line itself, or each line of `@FILE`; each checked.
-    static func headers(_ argument: String) throws -> [String] {
-        var lines = [argument]
-        if argument.hasPrefix("@") {
-            let path = String(argument.dropFirst())
-            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-                throw UsageError(description: "--header: cannot read '\(path)'; give a file of 'Name: value' lines")
-            }
-            lines = HeaderLine.lines(ofFile: text)
-        }
-        return try lines.map { line in
-            switch HeaderLine.parse(line) {
-            case .success(let header): return header
-            case .failure(let problem): throw UsageError(description: "--header: \(problem)")
-            }
-        }
-    }
-
-    /// A credentials file (`--netrc-file`, `--cookie`), checked readable now so a typo fails the
-    /// run at once instead of every item as `unauthorized`.
-    static func readableFile(_ path: String, option: String) throws -> String {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
-            FileManager.default.isReadableFile(atPath: path)
-        else {
-            throw UsageError(description: "\(option): cannot read '\(path)'")
-        }
-        return path
     }
 
     /// `--cacert`'s file, checked now so a typo fails the run at once instead of every item.
