@@ -610,6 +610,9 @@ ccurl_client *ccurl_client_create(const ccurl_options *options, ccurl_completion
     curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, unlock_share);
     curl_share_setopt(c->share, CURLSHOPT_USERDATA, c);
     curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    /* One cookie jar for every handle, as curl's one: a cookie a server sets on one connection
+     * goes with the next request whatever handle it gets. */
+    if (c->cookie_file) curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_COOKIE);
     pthread_mutex_init(&c->lock, NULL);
     if (pthread_create(&c->thread, NULL, run_loop, c) != 0) {
         for (uint32_t i = 0; i < c->pool_count; i++) curl_multi_cleanup(c->pools[i].multi);

@@ -185,6 +185,22 @@ final class PrivateSourceTests: XCTestCase {
         assertOneLineError(noNetrc, mentions: ["--netrc-file"])
     }
 
+    func testACookieTheCatalogServerSetsGoesWithEveryImageRequestAsInCurlsOneJar() throws {
+        let server = try guardedServer { ($0.headers["cookie"] ?? "").contains("session=\(Self.cookie)") }
+        let directory = Fixtures.temporaryDirectory(self)
+        let path = try catalog(base: server.baseURL, count: 8, in: directory)
+        server.route("/catalog.json") { _ in
+            HTTPResponse(
+                status: 200, headers: [("Set-Cookie", "session=\(Self.cookie); Path=/")],
+                body: .data(FileManager.default.contents(atPath: path)!))
+        }
+        let empty = directory.appendingPathComponent("empty-cookies.txt")
+        try Data().write(to: empty)
+        let (run, out) = try archive(server.baseURL + "/catalog.json", ["--cookie", empty.path, "--concurrency", "8"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        try assertEvery(out, is: nil, count: 8)
+    }
+
     func testRedirectToAnotherHostFollowsButNeverCarriesTheAuthorizationHeaderTheCookieOrTheURLPassword() throws {
         let second = try TestServer(host: "127.0.0.2", defaultHandler: Fixtures.images.respond(to:))
         let first = try guardedServer { request in
