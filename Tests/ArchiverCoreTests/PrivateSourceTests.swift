@@ -276,6 +276,9 @@ final class PrivateSourceTests: XCTestCase {
         try check([], ["http_proxy": proxy.baseURL], proxied: true, "http_proxy")
         XCTAssertTrue(proxy.requests.allSatisfy { $0.path.hasPrefix(origin.baseURL + "/600/") }, "absolute-URI requests")
         try check([], ["http_proxy": proxy.baseURL, "NO_PROXY": "127.0.0.1"], proxied: false, "NO_PROXY")
+        // libcurl reads http_proxy in lower case only (upper case could come from a CGI request's Proxy: header).
+        try check([], ["HTTP_PROXY": proxy.baseURL], proxied: false, "HTTP_PROXY is not read")
+        try check([], ["ALL_PROXY": proxy.baseURL], proxied: true, "ALL_PROXY")
         try check(["--noproxy", "127.0.0.1"], ["http_proxy": proxy.baseURL], proxied: false, "--noproxy")
         try check(["--proxy", proxy.baseURL], [:], proxied: true, "--proxy")
         try check(["--proxy", proxy.baseURL, "--noproxy", "*"], [:], proxied: false, "--proxy with --noproxy *")
