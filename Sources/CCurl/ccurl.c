@@ -80,6 +80,10 @@ struct ccurl_client {
     char *ca_file;
     char *spool_directory;
     int http2;
+    /* What every request carries (ccurl_options): set on each easy handle once, in new_easy. */
+    char *user_agent, *netrc_file, *cookie_file, *proxy, *noproxy;
+    int netrc;
+    struct curl_slist *headers;  /* built once per client; handles point at it until freed */
     pthread_t thread;
     ccurl_completion completion;
 
@@ -383,12 +387,58 @@ static void unlock_share(CURL *handle, curl_lock_data data, void *user) {
     pthread_mutex_unlock(&((ccurl_client *)user)->share_lock);
 }
 
+/* Frees what copy_common copied; after every easy handle is gone (they point at it). */
+static void free_common(ccurl_client *c) {
+    free(c->user_agent);
+    free(c->netrc_file);
+    free(c->cookie_file);
+    free(c->proxy);
+    free(c->noproxy);
+    curl_slist_free_all(c->headers);
+}
+
+/* Copies an optional string; 0 only when out of memory. */
+static int copy_optional(char **out, const char *value) {
+    *out = value ? strdup(value) : NULL;
+    return !value || *out;
+}
+
+/* Keeps what every request of the client carries; 0 when out of memory. */
+static int copy_common(ccurl_client *c, const ccurl_options *o) {
+    c->netrc = o->netrc;
+    if (!copy_optional(&c->user_agent, o->user_agent) || !copy_optional(&c->netrc_file, o->netrc_file)
+        || !copy_optional(&c->cookie_file, o->cookie_file) || !copy_optional(&c->proxy, o->proxy)
+        || !copy_optional(&c->noproxy, o->noproxy)) return 0;
+    for (size_t i = 0; i < o->header_count; i++) {
+        struct curl_slist *grown = curl_slist_append(c->headers, o->headers[i]);
+        if (!grown) return 0;
+        c->headers = grown;
+    }
+    return 1;
+}
+
+/* Sets what every request carries on a new easy handle. CURLOPT_UNRESTRICTED_AUTH is never
+ * set: credentials, and custom Authorization and Cookie headers, stay with the first host. */
+static int set_common(ccurl_client *c, CURL *e) {
+    if (c->user_agent) curl_easy_setopt(e, CURLOPT_USERAGENT, c->user_agent);
+    if (c->netrc) {
+        curl_easy_setopt(e, CURLOPT_NETRC, (long)CURL_NETRC_OPTIONAL);
+        if (c->netrc_file && curl_easy_setopt(e, CURLOPT_NETRC_FILE, c->netrc_file) != CURLE_OK) return 0;
+    }
+    if (c->cookie_file && curl_easy_setopt(e, CURLOPT_COOKIEFILE, c->cookie_file) != CURLE_OK) return 0;
+    if (c->proxy && curl_easy_setopt(e, CURLOPT_PROXY, c->proxy) != CURLE_OK) return 0;
+    if (c->noproxy && curl_easy_setopt(e, CURLOPT_NOPROXY, c->noproxy) != CURLE_OK) return 0;
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->headers);
+    return 1;
+}
+
 static void free_client(ccurl_client *c) {
     pthread_mutex_destroy(&c->lock);
     if (c->share) curl_share_cleanup(c->share);
     pthread_mutex_destroy(&c->share_lock);
     free(c->ca_file);
     free(c->spool_directory);
+    free_common(c);
     close(c->wake_fd);
     close(c->epoll_fd);
     free(c->fd_state);
@@ -633,13 +683,14 @@ ccurl_client *ccurl_client_create(const ccurl_options *options, ccurl_completion
     if (c->wake_fd >= 0 && c->epoll_fd >= 0) epoll_ctl(c->epoll_fd, EPOLL_CTL_ADD, c->wake_fd, &wake);
     c->ca_file = options->ca_file ? strdup(options->ca_file) : NULL;
     c->spool_directory = options->spool_directory ? strdup(options->spool_directory) : NULL;
+    int common = copy_common(c, options);
     c->share = curl_share_init();
     /* A host limit is a limit per pool: with one, each host keeps to one pool. */
     c->pool_by_host = options->max_per_host > 0;
     c->pool_count = (uint32_t)((in_flight + POOL_SIZE - 1) / POOL_SIZE);
     if (c->pool_count > MAX_POOLS) c->pool_count = MAX_POOLS;
     long connections = options->max_connections > in_flight ? options->max_connections : in_flight;
-    int ready = c->idle && c->wake_fd >= 0 && c->epoll_fd >= 0 && c->share && (c->ca_file || !options->ca_file);
+    int ready = common && c->idle && c->wake_fd >= 0 && c->epoll_fd >= 0 && c->share && (c->ca_file || !options->ca_file);
     for (uint32_t i = 0; ready && i < c->pool_count; i++) {
         ready = make_pool(c, i, (connections + c->pool_count - 1) / c->pool_count, options->max_per_host);
     }
@@ -652,6 +703,7 @@ ccurl_client *ccurl_client_create(const ccurl_options *options, ccurl_completion
         if (c->share) curl_share_cleanup(c->share);
         free(c->ca_file);
         free(c->spool_directory);
+        free_common(c);
         free(c->idle);
         free(c);
         return NULL;
@@ -665,6 +717,9 @@ ccurl_client *ccurl_client_create(const ccurl_options *options, ccurl_completion
     curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, unlock_share);
     curl_share_setopt(c->share, CURLSHOPT_USERDATA, c);
     curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    /* One cookie jar for every handle, as curl's one: a cookie a server sets on one connection
+     * goes with the next request whatever handle it gets. */
+    if (c->cookie_file) curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_COOKIE);
     pthread_mutex_init(&c->lock, NULL);
     if (pthread_create(&c->thread, NULL, run_loop, c) != 0) {
         for (uint32_t i = 0; i < c->pool_count; i++) curl_multi_cleanup(c->pools[i].multi);
@@ -763,6 +818,10 @@ static CURL *new_easy(ccurl_client *c) {
         curl_easy_cleanup(e);
         return NULL;
     }
+    if (!set_common(c, e)) {
+        curl_easy_cleanup(e);
+        return NULL;
+    }
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
@@ -808,7 +867,6 @@ uint64_t ccurl_submit(ccurl_client *c, const ccurl_request *request, void *conte
         free_transfer(t);
         return 0;
     }
-    curl_easy_setopt(e, CURLOPT_USERAGENT, request->user_agent);
     curl_easy_setopt(e, CURLOPT_MAXREDIRS, request->max_redirects);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, request->timeout_ms > 0 ? request->timeout_ms : 0L);
     curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)(request->max_bytes > 0 ? request->max_bytes : 0));
@@ -822,8 +880,20 @@ uint64_t ccurl_submit(ccurl_client *c, const ccurl_request *request, void *conte
         free_transfer(t);
         return 0;
     }
-    /* Set every time (NULL too): a reused handle must not send an earlier request's headers. */
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
+    /* A conditional request sends the client's headers and its own in one list of its own; any
+     * other points at the client's list, built once. Set every time: a reused handle must not
+     * send an earlier request's conditions. */
+    if (t->headers) {
+        for (struct curl_slist *h = c->headers; h; h = h->next) {
+            struct curl_slist *grown = curl_slist_append(t->headers, h->data);
+            if (!grown) {
+                free_transfer(t);
+                return 0;
+            }
+            t->headers = grown;
+        }
+    }
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers ? t->headers : c->headers);
 
     pthread_mutex_lock(&c->lock);
     if (c->stopping) {

@@ -56,6 +56,28 @@ enum RunCommand {
                 $0.configuration.caFile = try caFile($1)
             },
             .flag("--http2", "offer HTTP/2 to HTTPS servers and multiplex on it") { $0.configuration.http2 = true },
+            .text("--header", alias: "-H", "LINE|@FILE", "send this header with every request, the catalog's too (repeatable); @FILE: one a line") {
+                $0.configuration.request.headers += try headers($1)
+            },
+            .text("--user-agent", alias: "-A", "STRING", default: "archiver/VERSION", "the User-Agent sent") { options, text in
+                guard case .success = HeaderLine.parse("User-Agent: " + text) else {
+                    throw UsageError(description: "--user-agent: a user agent holds no CR, LF or NUL")
+                }
+                options.configuration.request.userAgent = text
+            },
+            .flag("--netrc", "take credentials for each host from ~/.netrc") { $0.configuration.request.netrc = true },
+            .text("--netrc-file", "FILE", "take credentials for each host from this netrc file") {
+                $0.configuration.request.netrcFile = try readableFile($1, option: "--netrc-file")
+            },
+            .text("--cookie", alias: "-b", "FILE", "send the cookies of this Netscape cookies.txt to the hosts it names") {
+                $0.configuration.request.cookieFile = try readableFile($1, option: "--cookie")
+            },
+            .text("--proxy", alias: "-x", "URL", "send every request through this proxy (http://, https://, socks5://)") {
+                $0.configuration.request.proxy = try proxy($1)
+            },
+            .text("--noproxy", "LIST", "hosts reached without the proxy, comma-separated (* for all)") {
+                $0.configuration.request.noProxy = $1
+            },
             .text("--field", "KEY", default: "url", "the key of the image URL to archive (url, thumbnailUrl, image_url, ...)") { options, text in
                 options.configuration.field = ImageField(rawValue: text)
             },
@@ -113,7 +135,11 @@ enum RunCommand {
         if let extra = try spec.parse(arguments, into: &options).first {
             throw UsageError(description: "unexpected argument '\(extra)' for 'archiver run'; see 'archiver run --help'")
         }
-        options.configuration.mirrors = MirrorMap(options.mirrors)
+        // Passwords in URLs are taken out here and where records are read; only the fetcher puts them back.
+        let passwords = URLPasswords()
+        options.configuration.catalog.passwords = passwords
+        options.configuration.catalogSource = passwords.redacting(options.configuration.catalogSource)
+        options.configuration.mirrors = MirrorMap(options.mirrors.map { (passwords.redacting($0.from), passwords.redacting($0.to)) })
         return options
     }
 
@@ -146,8 +172,8 @@ enum RunCommand {
         // Bodies over 1 MiB are spooled to unnamed files in images/ (the run makes it before the
         // first image request; the catalog, fetched before, stays in memory).
         let fetcher = CurlFetcher(
-            limits: FetchLimits(config), caFile: config.caFile, http2: config.http2,
-            spoolDirectory: config.spoolDirectory)
+            limits: FetchLimits(config), caFile: config.caFile, http2: config.http2, spoolDirectory: config.spoolDirectory,
+            request: config.request, passwords: config.catalog.passwords)
         let catalog: Catalog
         do {
             // Before `--catalog -` keeps its copy in the directory.

@@ -10,5 +10,8 @@ final class ItemErrorTests: XCTestCase {
         XCTAssertEqual(ItemError.invalidImage(.jpeg, "x").kind, "invalid-jpeg")
         XCTAssertEqual(ItemError.invalidImage(.webp, "x").kind, "invalid-webp")
         XCTAssertEqual(ItemError.unacceptedFormat(.gif, accepted: "png").kind, "unaccepted-format")
+        XCTAssertEqual(ItemError.unauthorized(403, url: "u").kind, "unauthorized")
+        XCTAssertEqual(ItemError.unauthorized(403, url: "u").status, 403)
+        XCTAssertFalse(ItemError.unauthorized(401, url: "u").isRetriable)
     }
 }

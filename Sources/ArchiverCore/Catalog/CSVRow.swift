@@ -154,6 +154,7 @@ struct CSVColumns: Sendable {
         if record.urlProblem != nil {
             if fields.contains(.url) { record.url = "" } else { record.thumbnailUrl = "" }
         }
+        schema.redacting(&record)
         return record
     }
 }

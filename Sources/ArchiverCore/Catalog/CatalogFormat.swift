@@ -44,6 +44,9 @@ public struct CatalogOptions: Sendable, Equatable {
     public var groupKey = "albumId"
     /// The key (CSV: column) of each image's expected SHA-256 in hex (`--sha256`); nil for none.
     public var sha256Key: String?
+    /// Where passwords in image URLs go as records are read (each URL keeps `***` in their
+    /// place); nil leaves URLs as they are.
+    public var passwords: URLPasswords?
 
     init() {}
 
@@ -71,6 +74,7 @@ final class CatalogSchema: Sendable {
     let thumbnailUrl: [UInt8] = Array("thumbnailUrl".utf8)
     let idName: String
     let groupName: String
+    let passwords: URLPasswords?
 
     init(_ options: CatalogOptions) {
         id = Array(options.idKey.utf8)
@@ -81,6 +85,14 @@ final class CatalogSchema: Sendable {
         url = Array((options.field == .thumbnailUrl ? "url" : options.field.rawValue).utf8)
         idName = options.idKey
         groupName = options.groupKey
+        passwords = options.passwords
+    }
+
+    /// `record` with any password in its image URLs taken out (`URLPasswords`).
+    func redacting(_ record: inout CatalogRecord) {
+        guard let passwords else { return }
+        record.url = passwords.redacting(record.url)
+        record.thumbnailUrl = passwords.redacting(record.thumbnailUrl)
     }
 
     static let standard = CatalogSchema(CatalogOptions())

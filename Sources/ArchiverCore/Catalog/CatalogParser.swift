@@ -115,6 +115,7 @@ struct CatalogParser {
         var record = CatalogRecord(albumId: group ?? 0, id: id, title: title ?? "", url: url ?? "", thumbnailUrl: thumbnailUrl ?? "")
         record.urlProblem = fields.contains(.url) ? urlProblem : thumbnailProblem
         record.sha256 = fields.contains(.sha256) ? sha256 : nil
+        schema.redacting(&record)
         return record
     }
 

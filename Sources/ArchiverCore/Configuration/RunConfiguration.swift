@@ -14,6 +14,8 @@ public struct RunConfiguration: Sendable {
     public var caFile: String?
     /// Offer HTTP/2 to HTTPS servers (`--http2`).
     public var http2 = false
+    /// Headers, user agent, netrc, cookies and proxy of every request, the catalog's too.
+    public var request = RequestOptions()
     /// The record key of the image URL (`--field`); `catalog.field` is kept equal to it.
     public var field: ImageField = .url {
         didSet { catalog.field = field }

@@ -15,12 +15,15 @@ public final class CurlFetcher: Fetching, @unchecked Sendable {
     // @unchecked: `client` is an immutable pointer to a C object whose functions lock themselves.
     private let client: OpaquePointer?
     private let limits: FetchLimits
-    private let userAgent: String
+    private let passwords: URLPasswords?
 
     /// Starts the transfer thread; it stops when the fetcher and every task from it are gone.
     ///
     /// `caFile` is a PEM bundle servers are verified against, as curl's `--cacert`; `http2`
-    /// offers HTTP/2 through TLS ALPN and multiplexes requests to one host on it.
+    /// offers HTTP/2 through TLS ALPN and multiplexes requests to one host on it. `request` is
+    /// what every request carries (headers, user agent, netrc, cookies, proxy), set once per
+    /// connection handle; the C side copies it. A URL whose password `passwords` took out gets
+    /// it back for libcurl only; messages and results keep the redacted form.
     ///
     /// `spoolDirectory` is where a body over 1 MiB (`CCURL_SPOOL_THRESHOLD`) is written as it
     /// arrives, to an unnamed file (`O_TMPFILE`) that the `Data` handed on maps: bodies in flight
@@ -28,19 +31,29 @@ public final class CurlFetcher: Fetching, @unchecked Sendable {
     /// kept in memory.
     public init(
         limits: FetchLimits, caFile: String? = nil, http2: Bool = false, spoolDirectory: String? = nil,
-        userAgent: String = "archiver/\(ArchiverVersion.current)"
+        request: RequestOptions = RequestOptions(), passwords: URLPasswords? = nil
     ) {
         self.limits = limits
-        self.userAgent = userAgent
-        client = withOptionalCString(caFile) { ca in
-            withOptionalCString(spoolDirectory) { spool in
-                var options = ccurl_options(
-                    max_in_flight: max(1, limits.concurrency),
-                    max_connections: OpenFileLimit.pool(for: max(1, limits.concurrency)),
-                    max_per_host: max(0, limits.perHost ?? 0),
-                    ca_file: ca, http2: http2 ? 1 : 0, spool_directory: spool)
-                return ccurl_client_create(&options, curlFetcherDidComplete)
-            }
+        self.passwords = passwords
+        // strdup'd C strings for the create call only: ccurl copies what it keeps.
+        var owned: [UnsafeMutablePointer<CChar>?] = []
+        func c(_ text: String?) -> UnsafePointer<CChar>? {
+            guard let text else { return nil }
+            owned.append(strdup(text))
+            return UnsafePointer(owned[owned.count - 1])
+        }
+        defer { owned.forEach { free($0) } }
+        let headers: [UnsafePointer<CChar>?] = request.headers.map { c($0) }
+        client = headers.withUnsafeBufferPointer { lines in
+            var options = ccurl_options(
+                max_in_flight: max(1, limits.concurrency),
+                max_connections: OpenFileLimit.pool(for: max(1, limits.concurrency)),
+                max_per_host: max(0, limits.perHost ?? 0),
+                ca_file: c(caFile), http2: http2 ? 1 : 0, spool_directory: c(spoolDirectory),
+                user_agent: c(request.userAgent), headers: lines.baseAddress, header_count: lines.count,
+                netrc: request.netrc || request.netrcFile != nil ? 1 : 0, netrc_file: c(request.netrcFile),
+                cookie_file: c(request.cookieFile), proxy: c(request.proxy), noproxy: c(request.noProxy))
+            return ccurl_client_create(&options, curlFetcherDidComplete)
         }
     }
 
@@ -51,22 +64,21 @@ public final class CurlFetcher: Fetching, @unchecked Sendable {
     public func fetch(
         _ url: URL, ifChanged: Validators?, completion: @escaping @Sendable (FetchOutcome) -> Void
     ) -> any FetchTask {
-        let address = url.absoluteString
+        let address = URLPasswords.redacted(url.absoluteString)
+        let target = passwords?.restoring(address) ?? address
         let pending = PendingFetch(url: address, limits: limits, conditional: !(ifChanged?.isEmpty ?? true), completion: completion)
         let context = Unmanaged.passRetained(pending).toOpaque()
         var id: UInt64 = 0
         if let client {
-            id = address.withCString { urlText in
-                userAgent.withCString { agent in
-                    withOptionalCString(ifChanged?.etag) { etag in
-                        withOptionalCString(ifChanged?.lastModified) { lastModified in
-                            var request = ccurl_request(
-                                url: urlText, user_agent: agent,
-                                timeout_ms: Int(max(1, (limits.timeout * 1000).rounded(.up))),
-                                max_bytes: limits.maxBytes, max_redirects: max(0, limits.maxRedirects),
-                                if_none_match: etag, if_modified_since: lastModified)
-                            return ccurl_submit(client, &request, context)
-                        }
+            id = target.withCString { urlText in
+                withOptionalCString(ifChanged?.etag) { etag in
+                    withOptionalCString(ifChanged?.lastModified) { lastModified in
+                        var request = ccurl_request(
+                            url: urlText,
+                            timeout_ms: Int(max(1, (limits.timeout * 1000).rounded(.up))),
+                            max_bytes: limits.maxBytes, max_redirects: max(0, limits.maxRedirects),
+                            if_none_match: etag, if_modified_since: lastModified)
+                        return ccurl_submit(client, &request, context)
                     }
                 }
             }
@@ -159,6 +171,9 @@ private final class PendingFetch: Sendable {
         if conditional, outcome == CCURL_OK, status == 304 {
             return .notModified
         }
+        if answered, status == 401 || status == 403 {
+            return .failed(.unauthorized(status, url: url), retryAfter: nil)
+        }
         if answered, !(200..<300).contains(status) {
             let retryAfter = result.retry_after.flatMap { parseRetryAfter(String(cString: $0)) }
             return .failed(.httpStatus(status, url: url), retryAfter: retryAfter)
@@ -184,7 +199,7 @@ private final class PendingFetch: Sendable {
             }
             return .failed(.network(message.isEmpty ? "libcurl error \(result.curl_code)" : message, url: url), retryAfter: nil)
         }
-        let finalURL = result.redirects > 0 ? result.effective_url.map { String(cString: $0) } ?? url : url
+        let finalURL = result.redirects > 0 ? result.effective_url.map { URLPasswords.redacted(String(cString: $0)) } ?? url : url
         let validators = Validators(
             etag: result.etag.map { String(cString: $0) }, lastModified: result.last_modified.map { String(cString: $0) })
         return .body(body, finalURL: finalURL, validators: validators)

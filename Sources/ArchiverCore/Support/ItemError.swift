@@ -19,6 +19,8 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
     case headerTooLarge(limit: Int, url: String)
     /// The URL (or one it redirected to, as `url` says) is at a link-local address.
     case forbiddenAddress(url: String)
+    /// A 401 or 403: the server wants credentials the run did not give (or gave wrong).
+    case unauthorized(Int, url: String)
     /// The body is no image at all (HTML, JSON, empty...).
     case notImage(String)
     /// An image in a format `--accept` leaves out.
@@ -49,6 +51,7 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
         case .tooManyRedirects: "too-many-redirects"
         case .headerTooLarge: "header-too-large"
         case .forbiddenAddress: "forbidden-address"
+        case .unauthorized: "unauthorized"
         case .notImage: "not-image"
         case .unacceptedFormat: "unaccepted-format"
         case .invalidImage(let format, _): "invalid-" + format.rawValue
@@ -62,6 +65,7 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The HTTP status for `http-status` failures.
     var status: Int? {
         if case .httpStatus(let code, _) = self { return code }
+        if case .unauthorized(let code, _) = self { return code }
         return nil
     }
 
@@ -91,6 +95,8 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
         case .forbiddenAddress(let url):
             "\(url) is at a link-local address (169.254.0.0/16 or fe80::/10, where clouds serve instance"
                 + " credentials); the archiver never connects there"
+        case .unauthorized(let code, let url):
+            "HTTP \(code) from \(url): the server wants credentials (--header, --netrc-file, --cookie, or user:password@ in the URL)"
         case .notImage(let reason): "not an image: \(reason)"
         case .unacceptedFormat(let format, let accepted):
             "body is a \(format.displayName), which --accept \(accepted) leaves out"

@@ -68,7 +68,6 @@ typedef struct ccurl_client ccurl_client;
 /* Options of one request. */
 typedef struct {
     const char *url;
-    const char *user_agent;
     long timeout_ms;          /* whole attempt, from submission; 0 means none */
     int64_t max_bytes;        /* body cap; 0 means none */
     long max_redirects;       /* redirects to follow; 0 follows none */
@@ -90,6 +89,15 @@ typedef struct {
     const char *spool_directory; /* where bodies over CCURL_SPOOL_THRESHOLD go (O_TMPFILE), so they
                                     are not held in memory; NULL, or a directory that cannot hold
                                     one, keeps every body in memory */
+    /* What every request carries, set once per easy handle (copied: the caller's strings may go). */
+    const char *user_agent;   /* CURLOPT_USERAGENT; NULL sends none */
+    const char *const *headers;/* "Name: value" lines sent with every request (CURLOPT_HTTPHEADER), already checked */
+    size_t header_count;
+    int netrc;                /* read credentials from a netrc file (CURL_NETRC_OPTIONAL) */
+    const char *netrc_file;   /* CURLOPT_NETRC_FILE; NULL for ~/.netrc (used only with netrc) */
+    const char *cookie_file;  /* CURLOPT_COOKIEFILE, a Netscape cookies.txt; NULL for none */
+    const char *proxy;        /* CURLOPT_PROXY; NULL lets libcurl read http_proxy, https_proxy, ALL_PROXY */
+    const char *noproxy;      /* CURLOPT_NOPROXY; NULL lets libcurl read NO_PROXY */
 } ccurl_options;
 
 /* Bodies up to this many bytes are kept in memory; a longer one goes to the spool directory. */

@@ -19,11 +19,13 @@ enum CommandRunner {
 
     /// Starts the binary; the caller waits or signals it.
     static func start(
-        _ arguments: [String], stdout: Pipe = Pipe(), stderr: Pipe = Pipe(), currentDirectory: URL? = nil
+        _ arguments: [String], stdout: Pipe = Pipe(), stderr: Pipe = Pipe(), currentDirectory: URL? = nil,
+        environment: [String: String]? = nil
     ) throws -> Process {
         let process = Process()
         process.executableURL = executable
         if let currentDirectory { process.currentDirectoryURL = currentDirectory }
+        if let environment { process.environment = environment }
         process.arguments = arguments
         process.standardOutput = stdout
         process.standardError = stderr
@@ -33,9 +35,10 @@ enum CommandRunner {
     }
 
     /// Runs the binary to the end and collects its output.
-    static func run(_ arguments: [String], currentDirectory: URL? = nil) throws -> CommandResult {
+    /// `environment` replaces the inherited one when given.
+    static func run(_ arguments: [String], currentDirectory: URL? = nil, environment: [String: String]? = nil) throws -> CommandResult {
         let out = Pipe(), err = Pipe()
-        let process = try start(arguments, stdout: out, stderr: err, currentDirectory: currentDirectory)
+        let process = try start(arguments, stdout: out, stderr: err, currentDirectory: currentDirectory, environment: environment)
         let errData = Locked(Data())
         let errDone = DispatchSemaphore(value: 0)
         Thread {

@@ -14,10 +14,11 @@ final class TestServer: Sendable {
     private let core: Core
     private let server: HTTPServer
 
-    init(defaultHandler: @escaping Handler = { .text(404, "no route for \($0.path)\n") }) throws {
+    /// Listens on `host` (any 127.x.y.z is loopback: a second host for redirect tests).
+    init(host: String = "127.0.0.1", defaultHandler: @escaping Handler = { .text(404, "no route for \($0.path)\n") }) throws {
         let core = Core(defaultHandler: defaultHandler)
         self.core = core
-        self.server = try HTTPServer { core.handle($0) }
+        self.server = try HTTPServer(host: host) { core.handle($0) }
         server.start()
     }
 
