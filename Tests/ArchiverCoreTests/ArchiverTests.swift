@@ -165,7 +165,7 @@ final class ArchiverTests: XCTestCase {
         XCTAssertEqual(summary.failed, 2)
         let items = try Fixtures.manifest(in: out).items
         XCTAssertEqual(items[0].status, .failed)
-        XCTAssertEqual(items[0].error?.kind, "not-png")
+        XCTAssertEqual(items[0].error?.kind, "not-image")
         XCTAssertEqual(items[1].error?.kind, "invalid-png")
         XCTAssertNil(items[1].path)
         XCTAssertNil(items[1].sha256)

@@ -71,7 +71,7 @@ final class BundleVerifierTests: XCTestCase {
         try manifest.write(to: fixture.layout.manifest)
         let report = try BundleVerifier().verify(fixture.root)
         XCTAssertEqual(report.problems.map(\.kind), [.invalidPNG])
-        XCTAssertTrue(report.problems[0].message.hasPrefix("4: not a PNG"), report.problems[0].message)
+        XCTAssertTrue(report.problems[0].message.hasPrefix("4: not an image"), report.problems[0].message)
     }
 
     func testUnlistedFilesAreUnexpectedButDotFilesAndBookkeepingAreNot() throws {

@@ -209,14 +209,14 @@ final class ResumeTests: XCTestCase {
         XCTAssertEqual(status.failed, 2)
         XCTAssertEqual(status.pending, 0)
         XCTAssertFalse(status.running)
-        XCTAssertEqual(status.failures.map(\.kind).sorted(), ["http-status", "not-png"])
+        XCTAssertEqual(status.failures.map(\.kind).sorted(), ["http-status", "not-image"])
         XCTAssertEqual(status.failures.first { $0.kind == "http-status" }?.examples.first?.id, 10)
         let files = try Fixtures.imageNames(in: out).map { try Data(contentsOf: out.appendingPathComponent("images/" + $0)).count }
         XCTAssertEqual(status.bytesOnDisk, Int64(files.reduce(0, +)))
 
         let text = try CommandRunner.run(["status", out.path])
         XCTAssertTrue(text.stdout.contains("3 done, 2 failed, 0 pending of 5"), text.stdout)
-        XCTAssertTrue(text.stdout.contains("failed not-png: 1"), text.stdout)
+        XCTAssertTrue(text.stdout.contains("failed not-image: 1"), text.stdout)
         XCTAssertEqual(try CommandRunner.run(["status", out.appendingPathComponent("nothing").path]).status, 2)
     }
 
