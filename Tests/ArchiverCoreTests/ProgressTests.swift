@@ -138,7 +138,7 @@ final class ProgressTests: XCTestCase {
             }
             if total >= count { enough.fulfill() }
         }
-        wait(for: [enough], timeout: 5)
+        wait(for: [enough], timeout: 30)
         printer.stop()
         return written.withLock { $0 }
     }
