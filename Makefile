@@ -68,7 +68,7 @@ fuzz: deps
 
 # The issues' acceptance checks against the real catalog on a loopback nginx (about 30 s), then
 # those of --shard and merge: the Kubernetes and GitHub Actions examples played here, the Ray
-# example run on a local Ray cluster (installed from PyPI into .build/ray-venv once; about
+# example run on a local Ray cluster (installed from PyPI into ~/.cache/archiver/ray-venv once; about
 # 1.5 minutes in all, SKIP_RAY=1 leaves Ray out).
 # Each script ends with "N passed, N failed"; all three run even when one fails, and the target
 # fails at the end naming those that did.
