@@ -243,4 +243,34 @@ final class OptionEffectTests: XCTestCase {
         XCTAssertEqual(adopted.status, 0, adopted.stderr)
         XCTAssertTrue(adopted.stdout.contains("3 done, 0 failed, 0 pending of 3"), adopted.stdout)
     }
+
+    func testFieldPicksTheURLKeyToArchive() throws {
+        let server = try Fixtures.placeholderServer()
+        let dir = Fixtures.temporaryDirectory(self)
+        let out = dir.appendingPathComponent("out")
+        let catalog = try Fixtures.writeCatalog([Fixtures.record(1, colour: "00aa00")], to: dir.appendingPathComponent("c.json"))
+        let run = try CommandRunner.run(base(catalog, out, server) + ["--field", "thumbnailUrl"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(server.count("/150/00aa00"), 1)
+        XCTAssertEqual(server.count("/600/00aa00"), 0)
+        let item = try XCTUnwrap(try items(out).first)
+        XCTAssertEqual(item["width"] as? Int, 150)
+        XCTAssertEqual(try Data(contentsOf: out.appendingPathComponent("images/1.png")), Fixtures.served("/150/00aa00"))
+    }
+
+    func testPruneDeletesTheFilesOfRecordsThatLeftTheCatalog() throws {
+        let server = try Fixtures.placeholderServer()
+        let dir = Fixtures.temporaryDirectory(self)
+        let out = dir.appendingPathComponent("out")
+        let records = Fixtures.records(3)
+        let catalog = try Fixtures.writeCatalog(records, to: dir.appendingPathComponent("c.json"))
+        XCTAssertEqual(try CommandRunner.run(base(catalog, out, server)).status, 0)
+        try Fixtures.writeCatalog(Array(records.prefix(2)), to: URL(fileURLWithPath: catalog))
+        XCTAssertEqual(try CommandRunner.run(base(catalog, out, server)).status, 0)
+        XCTAssertEqual(Fixtures.imageNames(in: out), ["1.png", "2.png", "3.png"], "without --prune the file stays")
+        let pruned = try CommandRunner.run(base(catalog, out, server) + ["--prune"])
+        XCTAssertEqual(pruned.status, 0, pruned.stderr)
+        XCTAssertEqual(Fixtures.imageNames(in: out), ["1.png", "2.png"])
+        XCTAssertEqual(try items(out).count, 2)
+    }
 }
