@@ -3,6 +3,8 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 APT_PACKAGES = pkg-config libpng-dev zlib1g-dev libjpeg62-turbo-dev libwebp-dev libgif-dev libssl-dev libarchive-dev \
 	libcurl4-openssl-dev time
+# The tests' independent PNG oracle: every fixture and seed's verdict is held to pngcheck's.
+TEST_APT_PACKAGES = pngcheck
 # The release binary carries the Swift runtime and Foundation in itself: it needs only the Debian
 # libraries above (so `make install` copies one file that works without the toolchain), starts in
 # about 10 ms instead of 15, and spends about 10% less CPU in a run (calls into the runtime need no
@@ -17,10 +19,10 @@ export ARCHIVER_COMMIT := $(shell c=$$(git rev-parse --short=12 HEAD 2>/dev/null
 
 all: build
 
-# Installs the Debian packages the build needs, only when one is missing.
+# Installs the Debian packages the build (and, for test, the tests) need, only when one is missing.
 deps:
 	@missing=""; \
-	for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; done; \
+	for p in $(APT_PACKAGES) $(DEPS_EXTRA); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
@@ -35,6 +37,7 @@ demo: build
 	scripts/demo.sh "$(BIN)"
 
 # The folder check reads the index that build just wrote: a folder cycle fails the tests too.
+test: DEPS_EXTRA = $(TEST_APT_PACKAGES)
 test: deps
 	$(SWIFT) build
 	scripts/folder-deps.py
@@ -69,13 +72,17 @@ fuzz: deps
 
 # The issues' acceptance checks against the real catalog on a loopback nginx (about 30 s), then
 # those of --shard and merge: the Kubernetes and GitHub Actions examples played here, the Ray
-# example run on a local Ray cluster (installed from PyPI into .build/ray-venv once; about
+# example run on a local Ray cluster (installed from PyPI into ~/.cache/archiver/ray-venv once; about
 # 1.5 minutes in all, SKIP_RAY=1 leaves Ray out).
+# Each script ends with "N passed, N failed"; all three run even when one fails, and the target
+# fails at the end naming those that did.
 acceptance: build
-	scripts/acceptance.sh "$(BIN)"
-	scripts/shard-acceptance.sh "$(BIN)"
-	scripts/refresh-acceptance.sh "$(BIN)"
-	scripts/gallery-check.py --archiver "$(BIN)"
+	@failed=""; \
+	scripts/acceptance.sh "$(BIN)" || failed="$$failed acceptance.sh"; \
+	scripts/shard-acceptance.sh "$(BIN)" || failed="$$failed shard-acceptance.sh"; \
+	scripts/refresh-acceptance.sh "$(BIN)" || failed="$$failed refresh-acceptance.sh"; \
+	scripts/gallery-check.py --archiver "$(BIN)" || failed="$$failed gallery-check.py"; \
+	if [ -n "$$failed" ]; then echo "make acceptance: failed:$$failed"; exit 1; fi
 
 # Only the checks of run --refresh and adopting a restored bundle.
 refresh-acceptance: build

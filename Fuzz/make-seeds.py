@@ -20,8 +20,15 @@ def chunk(kind, payload, length=None, crc=None):
 def png(width, height, depth=8, colour=2, rows=None, extra=b"", before_idat=b"", interlace=0, after=b""):
     channels = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}[colour]
     if rows is None:
-        row = bytes([0]) + bytes((width * channels * depth + 7) // 8)
-        rows = row * height if not interlace else row * height * 2
+        def scanlines(w, h):
+            return (bytes([0]) + bytes((w * channels * depth + 7) // 8)) * h if w and h else b""
+        if not interlace:
+            rows = scanlines(width, height)
+        else:
+            # Adam7: each pass's own scanlines, and not a byte more (pngcheck rejects extra data).
+            passes = [(0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2)]
+            rows = b"".join(scanlines((width - x + dx - 1) // dx if width > x else 0,
+                                      (height - y + dy - 1) // dy if height > y else 0) for x, y, dx, dy in passes)
     ihdr = struct.pack(">IIBBBBB", width, height, depth, colour, 0, 0, interlace)
     return (b"\x89PNG\r\n\x1a\n" + chunk("IHDR", ihdr) + before_idat
             + chunk("IDAT", zlib.compress(rows)) + extra + chunk("IEND", b"") + after)
@@ -40,6 +47,8 @@ write("png", "rgba-2x2.png", png(2, 2, colour=6))
 write("png", "palette-2x2.png", png(2, 2, colour=3, before_idat=chunk("PLTE", b"\x10\x20\x30\x40\x50\x60")))
 write("png", "gray1-9x1.png", png(9, 1, depth=1, colour=0))
 write("png", "interlaced-3x3.png", png(3, 3, interlace=1))
+# What interlaced-3x3.png used to be: twice a plain image's rows, more than Adam7 has.
+write("png", "interlaced-extra-data.png", png(3, 3, interlace=1, rows=(bytes([0]) + bytes(9)) * 6))
 write("png", "text-chunks.png", png(2, 1, before_idat=chunk("tEXt", b"Title\0hello")
                                       + chunk("zTXt", b"Comment\0\0" + zlib.compress(b"compressed text"))
                                       + chunk("iTXt", b"Author\0\0\0en\0\0someone")))

@@ -55,17 +55,25 @@ while [ $(($(requests) - before)) -lt 500 ] && kill -0 "$pid" 2>/dev/null; do sl
 kill -INT "$pid"; t0=$(date +%s.%N)
 wait "$pid"; status=$?
 elapsed=$(python3 -c "import time; print(f'{time.time() - $t0:.2f}')")
-[ "$status" = 130 ]; check "SIGINT 500 requests in exits 130" $? "exit $status"
-python3 -c "import sys; sys.exit(0 if $elapsed < 2 else 1)"; check "... within 2 s" $? "$elapsed s"
-# A whole run takes well under a second here, so a kill often lands after the run has ended:
-# only kills that hit a running process count as interruptions.
+# How soon it exits is a figure, not a check: a bound on wall-clock time fails on a loaded
+# machine and proves nothing on an idle one.
+[ "$status" = 130 ]; check "SIGINT 500 requests in exits 130" $? "exit $status, $elapsed s after the signal"
+# A dozen SIGKILLs, each when the run has made a random number of new requests (seeded: the
+# seed is printed, ACCEPTANCE_SEED=N repeats a run). A kill counts only when wait reports the
+# process died of it (status 137): one that landed after the run ended is no interruption.
+seed=${ACCEPTANCE_SEED:-$RANDOM}
+RANDOM=$seed
+echo "      SIGKILL points seeded with $seed"
 kills=1
 for i in $(seq 12); do
+    start_kill=$(requests)
+    target=$((RANDOM % 400 + 20))   # small enough that most of the 12 land before the run ends
     "${run[@]}" --out "$work/k" 2>/dev/null & pid=$!
-    sleep "$(python3 -c 'import random; print(round(random.uniform(0.05, 0.9), 3))')"
-    kill -KILL "$pid" 2>/dev/null && kills=$((kills + 1))
-    wait "$pid" 2>/dev/null
+    while [ $(($(requests) - start_kill)) -lt "$target" ] && kill -0 "$pid" 2>/dev/null; do sleep 0.005; done
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null; [ $? = 137 ] && kills=$((kills + 1))
 done
+echo "      $((kills - 1)) of 12 SIGKILLs landed on a running process"
 "${run[@]}" --out "$work/k"; status=$?
 summary=$(bundle_ok "$work/k"); ok=$?
 n=$(($(requests) - before)); limit=$((4996 + 24 * kills))
@@ -76,8 +84,8 @@ before=$(requests)
 start=$(date +%s.%N); "${run[@]}" --out "$work/k"; status=$?
 seconds=$(python3 -c "import time; print(f'{time.time() - $start:.3f}')")
 n=$(($(requests) - before))
-[ "$status" = 0 ] && [ "$n" = 0 ] && python3 -c "import sys; sys.exit(0 if $seconds < 0.5 else 1)"
-check "rerun over the complete bundle: no request, under 0.5 s" $? "$n requests, $seconds s"
+[ "$status" = 0 ] && [ "$n" = 0 ]
+check "rerun over the complete bundle exits 0 with no request" $? "exit $status, $n requests, $seconds s"
 
 echo "== issue 5: reproducible manifest and tarball, verify"
 "${run[@]}" --out "$work/b" >/dev/null 2>&1
@@ -128,8 +136,10 @@ for item in json.load(open(f"{out}/manifest.json"))["items"]:
     bad += not good
 sys.exit(1 if bad else 0)
 PY
-python3 -c "import sys; sys.exit(0 if $seconds < 60 and $kib < 300 * 1024 else 1)"
-check "under 60 s and 300 MiB" $? "$seconds s, $((kib / 1024)) MiB"
+# The bound on time is loose on purpose: what it checks is that --timeout ends the hang and the
+# retries end (about 15 s expected; a broken timeout would never end), not how fast the machine is.
+python3 -c "import sys; sys.exit(0 if $seconds < 120 and $kib < 300 * 1024 else 1)"
+check "ends (well under 120 s) and peaks under 300 MiB" $? "$seconds s, $((kib / 1024)) MiB"
 
 echo "== issue 15: string ids (the real catalog, ids made strings; the issue's ids first)"
 # ids.json: records 1-8 get the issue's ids (a/b, .., CON, Ünï, A, a, 300 bytes, empty), the odd
@@ -236,5 +246,69 @@ for i in 1 2; do "${srun[@]}" --catalog "$work/ids.json" --out "$work/s$i" --sha
 cmp -s "$work/sm/manifest.json" "$work/s/manifest.json" && cmp -s "$work/sm/index.html" "$work/s/index.html" && cmp -s "$work/sm.tar.gz" "$work/s.tar.gz"
 check "2 shards packed and merged give the one run's manifest, page and tarball" $? "$(sha256sum <"$work/sm.tar.gz" | cut -c1-16)"
 
-echo "== $failures failed"
-[ "$failures" = 0 ]
+echo "== options only HTTPS or a syscall trace can show: --cacert, --http2, --durable"
+# The first 200 records from a second nginx serving the same files over HTTPS (HTTP/2 offered
+# through ALPN) with a certificate from a CA made for this run; every request's protocol logged.
+. scripts/lib/wan-nginx.sh
+install_missing acceptance strace openssl
+make_test_ca "$work/tls"
+python3 -c "import json, sys; json.dump(json.load(open(sys.argv[1]))[:200], open(sys.argv[2], 'w'))" "$catalog" "$work/small.json"
+tport=$(free_port)
+mkdir -p "$work/tls-nginx/tmp"
+cat >"$work/tls-nginx/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $work/tls-nginx/nginx.pid;
+error_log $work/logs/tls-error.log warn;
+events { worker_connections 256; }
+http {
+    log_format proto '\$server_protocol \$status';
+    access_log $work/logs/tls-access.log proto;
+    default_type image/png;
+    client_body_temp_path $work/tls-nginx/tmp;
+    proxy_temp_path $work/tls-nginx/tmp;
+    fastcgi_temp_path $work/tls-nginx/tmp;
+    uwsgi_temp_path $work/tls-nginx/tmp;
+    scgi_temp_path $work/tls-nginx/tmp;
+    server {
+        listen 127.0.0.1:$tport ssl http2;
+        ssl_certificate $work/tls/server.pem;
+        ssl_certificate_key $work/tls/server.key;
+        root $work/root;
+        location / { try_files \$uri =404; }
+    }
+}
+EOF
+touch "$work/logs/tls-access.log"
+nginx -p "$work/tls-nginx" -c "$work/tls-nginx/nginx.conf" >"$work/logs/tls-nginx.out" 2>&1 & extra_pids="$extra_pids $!"
+probe="https://127.0.0.1:$tport$(head -n1 "$work/paths.txt")"
+for _ in $(seq 100); do curl -sf --cacert "$work/tls/ca.pem" -o /dev/null "$probe" && break; sleep 0.05; done
+tls=("$archiver" run --catalog "$work/small.json" --concurrency 8 --mirror "$from=https://127.0.0.1:$tport" --quiet)
+protocols_since() {  # protocols_since LINE: "HTTP/2.0 200: 196", the requests logged since LINE
+    tail -n +"$(($1 + 1))" "$work/logs/tls-access.log" | sort | uniq -c | awk '{ printf "%s%s %s: %s", (NR > 1 ? ", " : ""), $2, $3, $1 }'
+}
+# 20 records are enough to show the refusal (each failed handshake costs a connection).
+python3 -c "import json, sys; json.dump(json.load(open(sys.argv[1]))[:20], open(sys.argv[2], 'w'))" "$catalog" "$work/tiny.json"
+"$archiver" run --catalog "$work/tiny.json" --concurrency 8 --mirror "$from=https://127.0.0.1:$tport" --quiet --out "$work/t-nocacert"; status=$?
+kind=$(python3 -c "import json, sys; print(sorted({i.get('error', {}).get('kind', '') for i in json.load(open(sys.argv[1]))['items']}))" "$work/t-nocacert/manifest.json" 2>/dev/null)
+[ "$status" = 1 ] && [ "$kind" = "['tls']" ]; check "without --cacert the run's CA is not trusted: every item fails as tls" $? "exit $status, kinds $kind"
+before=$(wc -l <"$work/logs/tls-access.log")
+"${tls[@]}" --out "$work/t-h1" --cacert "$work/tls/ca.pem"; status=$?
+line=$(protocols_since "$before")
+distinct=$(python3 -c "import json, sys; print(len({r['url'] for r in json.load(open(sys.argv[1]))}))" "$work/small.json")
+[ "$status" = 0 ] && [ "$line" = "HTTP/1.1 200: $distinct" ]; check "--cacert: all done over HTTPS, HTTP/1.1 without --http2" $? "exit $status, $line"
+before=$(wc -l <"$work/logs/tls-access.log")
+"${tls[@]}" --out "$work/t-h2" --cacert "$work/tls/ca.pem" --http2; status=$?
+line=$(protocols_since "$before")
+[ "$status" = 0 ] && [ "$line" = "HTTP/2.0 200: $distinct" ]; check "--http2: every request over HTTP/2" $? "exit $status, $line"
+cmp -s "$work/t-h1/manifest.json" "$work/t-h2/manifest.json"; check "... and the same manifest as over HTTP/1.1" $? "$(sha256sum <"$work/t-h2/manifest.json" | cut -c1-16)"
+# --durable: fsync and fdatasync calls counted by strace, with and without it.
+syncs() {  # syncs NAME [OPTION...]: the sync calls of a run of the small catalog into WORK/NAME
+    strace -f -qq -e trace=fsync,fdatasync -o "$work/strace-$1" \
+        "$archiver" run --catalog "$work/small.json" --concurrency 8 --mirror "$mirror" --quiet --out "$work/$1" "${@:2}" >/dev/null 2>&1
+    grep -c 'sync(' "$work/strace-$1"
+}
+plain=$(syncs d-plain); durable=$(syncs d-durable --durable)
+[ "$plain" = 0 ] && [ "$durable" -gt 0 ]; check "--durable syncs (images, journal, directory), a plain run does not" $? "$durable fsync/fdatasync calls with --durable, $plain without"
+
+# acceptance_cleanup prints the "N passed, N failed" line and sets the exit status.

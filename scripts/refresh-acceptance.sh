@@ -91,8 +91,9 @@ cmp -s "$work/manifest-before.json" "$work/a/manifest.json" && [ "$(stat -c %i "
 check "... manifest identical and not even rewritten" $? "inode $manifest_inode"
 for i in 2 3; do timed "refresh0$i" "${run[@]}" --out "$work/a" --refresh; done
 refresh0_seconds=$(median "$work/time-refresh0" "$work/time-refresh02" "$work/time-refresh03")
-awk -v r="$refresh0_seconds" -v f="$first_seconds" 'BEGIN { exit !(r <= f) }'
-check "... no slower than the first run" $? "medians of 3: $refresh0_seconds s against $first_seconds s, $rss_mib MiB peak"
+# Speed is a figure here, not a check (make bench measures it): on a shared machine a timing
+# comparison fails for reasons that are not the archiver's.
+echo "      medians of 3: refresh $refresh0_seconds s against $first_seconds s for the first run, $rss_mib MiB peak"
 
 echo "== 50 images change on the server"
 "$archiver" serve --port 0 >"$work/logs/serve2.log" 2>&1 &
@@ -187,11 +188,14 @@ before=$(requests)
 "${run[@]}" --out "$work/a" --refresh &
 pid=$!
 while [ "$(($(requests) - before))" -lt 2500 ] && kill -0 "$pid" 2>/dev/null; do sleep 0.01; done
-kill -KILL "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+kill -KILL "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; killed=$?
 killed_after=$(($(requests) - before))
+# 137 is 128 + SIGKILL: the kill hit a running refresh (0 would mean it had already finished).
+[ "$killed" = 137 ]; check "the refresh died of the SIGKILL" $? "wait status $killed after $killed_after requests"
 "${run[@]}" --out "$work/a" --refresh; status=$?
-result=$(matches_server "$work/a")
-[ "$status" = 0 ]; check "killed after $killed_after requests, the rerun finishes the refresh" $? "exit $status, $result"
+result=$(matches_server "$work/a"); matched=$?
+[ "$status" = 0 ] && [ "$matched" = 0 ]
+check "killed after $killed_after requests, the rerun finishes the refresh: every file matches the server" $? "exit $status, $result"
 before=$(requests)
 "${run[@]}" --out "$work/a" --refresh
 [ "$(count_since "$before" 304)" = 4996 ]; check "... and a refresh after it finds everything current" $? "$(statuses_since "$before")"
@@ -201,5 +205,4 @@ echo "figures: first run $first_seconds s; refresh of the unchanged bundle $refr
     "refresh after 50 changes $(cut -d' ' -f1 "$work/time-refresh50") s (restored: $(cut -d' ' -f1 "$work/time-refresh50-restored") s," \
     "unpacked: $(cut -d' ' -f1 "$work/time-refresh50-unpacked") s); peak RSS first $(($(cut -d' ' -f2 "$work/time-first") / 1024)) MiB," \
     "refresh $(($(cut -d' ' -f2 "$work/time-refresh50") / 1024)) MiB"
-if [ "$failures" -gt 0 ]; then echo "$failures check(s) FAILED"; exit 1; fi
-echo "all refresh checks passed"
+# acceptance_cleanup prints the "N passed, N failed" line and sets the exit status.

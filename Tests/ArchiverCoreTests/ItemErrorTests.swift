@@ -13,5 +13,6 @@ final class ItemErrorTests: XCTestCase {
         XCTAssertEqual(ItemError.unauthorized(403, url: "u").kind, "unauthorized")
         XCTAssertEqual(ItemError.unauthorized(403, url: "u").status, 403)
         XCTAssertFalse(ItemError.unauthorized(401, url: "u").isRetriable)
+        XCTAssertEqual(ItemError.invalidImage(.png, "x").kind, "invalid-png")
     }
 }

@@ -197,26 +197,6 @@ final class PNGValidatorTests: XCTestCase {
         XCTAssertLessThan(accepted, 60, "random damage is almost always caught")
     }
 
-    func testStructureVersusFullCostOn600x600() throws {
-        let png = PNGFixtures.solid(width: 600, height: 600)
-        let runs = 200
-        var costs: [ValidationMode: Double] = [:]
-        for mode in modes {
-            let validator = PNGValidator(mode: mode)
-            _ = try validator.validate(png)
-            let clock = ContinuousClock()
-            let elapsed = try clock.measure {
-                for _ in 0..<runs { _ = try validator.validate(png) }
-            }
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            costs[mode] = seconds / Double(runs) * 1e6
-        }
-        let structure = costs[.structure] ?? 0
-        let full = costs[.full] ?? 0
-        print(String(format: "PNG validation cost, 600x600 (%d bytes), mean of %d runs: structure %.1f us, full %.1f us (%.0fx)",
-                     png.count, runs, structure, full, full / max(structure, 0.001)))
-    }
-
     private func assertNotPNG(_ data: Data, containing fragment: String, file: StaticString = #filePath, line: UInt = #line) {
         for mode in modes {
             XCTAssertThrowsError(try PNGValidator(mode: mode).validate(data), file: file, line: line) { error in

@@ -43,7 +43,7 @@ final class ResumeTests: XCTestCase {
         }
         XCTAssertEqual(arrived.wait(timeout: .now() + 10), .success, "the last record's request arrived")
         archiver.cancel()
-        wait(for: [finished], timeout: 5)
+        wait(for: [finished], timeout: 30)
         gate.signal()
 
         let interrupted = try XCTUnwrap(summary.withLock { $0 })
@@ -244,8 +244,10 @@ final class ResumeTests: XCTestCase {
         // The 503 may still be on its way to the operation; cancel until the run returns.
         repeat {
             archiver.cancel()
-        } while finished.wait(timeout: .now() + 0.05) == .timedOut && Date().timeIntervalSince(cancelled) < 5
-        XCTAssertLessThan(Date().timeIntervalSince(cancelled), 2, "still waiting out Retry-After")
+        } while finished.wait(timeout: .now() + 0.05) == .timedOut && Date().timeIntervalSince(cancelled) < 60
+        // Not waiting out the 100 s Retry-After is the behaviour under test: bounded loosely, at
+        // half of it, so only a run that honoured it can fail this, not a slow machine.
+        XCTAssertLessThan(Date().timeIntervalSince(cancelled), 50, "still waiting out Retry-After")
         let result = try XCTUnwrap(summary.withLock { $0 })
         XCTAssertTrue(result.interrupted)
         XCTAssertEqual(result.pending, 1, "a retriable failure cut short by a cancel stays pending")
@@ -276,7 +278,7 @@ final class ResumeTests: XCTestCase {
         }
         XCTAssertEqual(arrived.wait(timeout: .now() + 10), .success)
         archiver.cancel()
-        XCTAssertEqual(finished.wait(timeout: .now() + 5), .success)
+        XCTAssertEqual(finished.wait(timeout: .now() + 30), .success)
         gate.signal()
         // What a SIGKILL between link and journal would leave: the new bytes under the old name.
         let newBytes = Fixtures.served("/600/cccccc")

@@ -85,7 +85,8 @@ struct ArchiverRun {
     static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> ArchiverRun {
         let binary = Bundle.main.bundleURL.appendingPathComponent("archiver")
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
-            throw XCTSkip("no archiver binary at \(binary.path); run 'swift build' first")
+            // A failure, not a skip: the build that runs the tests makes the binary.
+            throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: binary.path])
         }
         return try run(binary, arguments, environment: environment)
     }

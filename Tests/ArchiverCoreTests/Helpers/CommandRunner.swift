@@ -68,3 +68,36 @@ extension XCTestCase {
         }
     }
 }
+
+extension CommandRunner {
+    /// Runs the binary to the end and reads its peak resident memory from the kernel: spawned
+    /// with `posix_spawn` and reaped with `wait4`, whose `rusage` is that one child's (no
+    /// `/usr/bin/time` needed). Output goes through temporary files, read after the exit.
+    static func runMeasuringPeakMemory(_ arguments: [String]) throws -> (result: CommandResult, peakKiB: Int) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("peak-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let outPath = directory.appendingPathComponent("stdout").path
+        let errPath = directory.appendingPathComponent("stderr").path
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, executable.path, &actions, nil, argv, environ)
+        guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 {
+            guard errno == EINTR else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        }
+        // WIFEXITED / WEXITSTATUS, which Swift does not import: the low 7 bits are the signal.
+        let exitStatus = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        let text = { (path: String) in String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self) }
+        return (CommandResult(status: exitStatus, stdout: text(outPath), stderr: text(errPath)), Int(usage.ru_maxrss))
+    }
+}

@@ -71,7 +71,7 @@ final class TestServer: Sendable {
     }
 
     /// Waits until at least `n` requests are inside the handler; false on timeout.
-    func waitUntilInFlight(_ n: Int, timeout: TimeInterval = 5) -> Bool {
+    func waitUntilInFlight(_ n: Int, timeout: TimeInterval = 30) -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
         return core.condition.locked {
             while core.inFlight < n {
@@ -82,7 +82,7 @@ final class TestServer: Sendable {
     }
 
     /// Waits until at least `n` requests have arrived in all; false on timeout.
-    func waitUntilTotal(_ n: Int, timeout: TimeInterval = 10) -> Bool {
+    func waitUntilTotal(_ n: Int, timeout: TimeInterval = 30) -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
         return core.condition.locked {
             while core.counts.values.reduce(0, +) < n {
