@@ -100,7 +100,9 @@ rm "$work/b/images/18.png"
 out=$("$archiver" verify "$work/b"); status=$?
 [ "$status" = 1 ] && grep -q '^17: ' <<<"$out" && grep -q '^18: ' <<<"$out"
 check "verify exits 1 naming 17 and 18 after damage" $? "exit $status: $(grep -E '^1[78]: ' <<<"$out" | tr '\n' ';')"
-imgs=$(cat "$work/a/index.html" "$work/a/pages/"*.html | grep -o '<img' | wc -l); [ "$imgs" = 5000 ]; check "the gallery shows 5000 images" $? "$imgs <img>"
+# The item pages show each image once; the front page adds one cover per album.
+imgs=$(cat "$work/a/pages/"*.html | grep -o '<img' | wc -l); [ "$imgs" = 5000 ]; check "the gallery's pages show 5000 images" $? "$imgs <img>"
+covers=$(grep -o '<img' "$work/a/index.html" | wc -l); [ "$covers" = 100 ]; check "the front page shows 100 album covers" $? "$covers <img>"
 
 echo "== issue 4: every fault, --concurrency 8 --retries 3 --timeout 3"
 "$archiver" serve --port 0 --faults >"$work/logs/faults.log" 2>&1 & extra_pids="$extra_pids $!"
