@@ -313,4 +313,74 @@ syncs() {  # syncs NAME [OPTION...]: the sync calls of a run of the small catalo
 plain=$(syncs d-plain); durable=$(syncs d-durable --durable)
 [ "$plain" = 0 ] && [ "$durable" -gt 0 ]; check "--durable syncs (images, journal, directory), a plain run does not" $? "$durable fsync/fdatasync calls with --durable, $plain without"
 
+echo "== private sources: a bearer token, basic auth and a cookie that nginx checks"
+# A third nginx serves the same files on three ports: one wants a bearer token, one basic auth
+# (an htpasswd made for the run), one a session cookie; anything else gets 401.
+token=acceptance-token-$RANDOM$RANDOM; password=pw-$RANDOM$RANDOM; cookie=cookie-$RANDOM$RANDOM
+printf 'archivist:%s\n' "$(openssl passwd -apr1 "$password")" >"$work/htpasswd"
+bport=$(free_port); pport=$(free_port); cport=$(free_port)
+mkdir -p "$work/auth-nginx/tmp"
+cat >"$work/auth-nginx/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $work/auth-nginx/nginx.pid;
+error_log $work/logs/auth-error.log warn;
+events { worker_connections 256; }
+http {
+    access_log off;
+    default_type image/png;
+    client_body_temp_path $work/auth-nginx/tmp;
+    proxy_temp_path $work/auth-nginx/tmp;
+    fastcgi_temp_path $work/auth-nginx/tmp;
+    uwsgi_temp_path $work/auth-nginx/tmp;
+    scgi_temp_path $work/auth-nginx/tmp;
+    server {
+        listen 127.0.0.1:$bport;
+        root $work/root;
+        location / {
+            if (\$http_authorization != "Bearer $token") { return 401; }
+            try_files \$uri =404;
+        }
+    }
+    server {
+        listen 127.0.0.1:$pport;
+        root $work/root;
+        location / { auth_basic "archive"; auth_basic_user_file $work/htpasswd; try_files \$uri =404; }
+    }
+    server {
+        listen 127.0.0.1:$cport;
+        root $work/root;
+        location / {
+            if (\$cookie_session != "$cookie") { return 401; }
+            try_files \$uri =404;
+        }
+    }
+}
+CONF
+nginx -p "$work/auth-nginx" -c "$work/auth-nginx/nginx.conf" >"$work/logs/auth-nginx.out" 2>&1 & extra_pids="$extra_pids $!"
+for _ in $(seq 100); do [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$cport/")" = 401 ] && break; sleep 0.05; done
+printf 'Authorization: Bearer %s\n' "$token" >"$work/headers.txt"
+printf 'machine 127.0.0.1\nlogin archivist\npassword %s\n' "$password" >"$work/netrc"
+printf '127.0.0.1\tFALSE\t/\tFALSE\t0\tsession\t%s\n' "$cookie" >"$work/cookies.txt"
+auth_run() {  # auth_run NAME PORT-OR-BASE [OPTION...]: the 20-record catalog into WORK/NAME; prints "status kinds"
+    local name=$1 base=$2; shift 2
+    [[ $base == http* ]] || base="http://127.0.0.1:$base"
+    "$archiver" run --catalog "$work/tiny.json" --concurrency 8 --mirror "$from=$base" --out "$work/$name" "$@" \
+        >"$work/logs/$name.out" 2>&1
+    local status=$?
+    echo "$status $(python3 -c "import json, sys; print(','.join(sorted({i['status'] if i['status'] == 'done' else i['error']['kind'] for i in json.load(open(sys.argv[1]))['items']})))" "$work/$name/manifest.json" 2>/dev/null)"
+}
+r=$(auth_run a-none "$bport"); [ "$r" = "1 unauthorized" ]; check "without credentials every record fails as unauthorized" $? "$r"
+r=$(auth_run a-header "$bport" --header "Authorization: Bearer $token"); [ "$r" = "0 done" ]; check "--header: every record done" $? "$r"
+r=$(auth_run a-file "$bport" --header "@$work/headers.txt"); [ "$r" = "0 done" ]; check "--header @FILE: every record done" $? "$r"
+r=$(auth_run a-basic-none "$pport"); [ "$r" = "1 unauthorized" ]; check "basic auth without credentials: unauthorized" $? "$r"
+r=$(auth_run a-netrc "$pport" --netrc-file "$work/netrc"); [ "$r" = "0 done" ]; check "--netrc-file: every record done" $? "$r"
+r=$(auth_run a-userinfo "http://archivist:$password@127.0.0.1:$pport"); [ "$r" = "0 done" ]; check "user:password@ in the URL: every record done" $? "$r"
+r=$(auth_run a-cookie-none "$cport"); [ "$r" = "1 unauthorized" ]; check "without the cookie: unauthorized" $? "$r"
+r=$(auth_run a-cookie "$cport" --cookie "$work/cookies.txt"); [ "$r" = "0 done" ]; check "--cookie FILE: every record done" $? "$r"
+"$archiver" pack "$work/a-userinfo" --output "$work/a-userinfo.tar.gz" >/dev/null 2>&1
+mkdir -p "$work/a-unpacked" && tar xzf "$work/a-userinfo.tar.gz" -C "$work/a-unpacked"
+leaks=$(grep -rlaF -e "$token" -e "$password" -e "$cookie" "$work"/a-* "$work"/logs/a-*.out 2>/dev/null | head -5)
+[ -z "$leaks" ]; check "no token, password or cookie in any file of the bundles, their tarball or the output" $? "${leaks:-none}"
+
 # acceptance_cleanup prints the "N passed, N failed" line and sets the exit status.
