@@ -319,7 +319,7 @@ echo "== private sources: a bearer token, basic auth and a cookie that nginx che
 token=acceptance-token-$RANDOM$RANDOM; password=pw-$RANDOM$RANDOM; cookie=cookie-$RANDOM$RANDOM
 printf 'archivist:%s\n' "$(openssl passwd -apr1 "$password")" >"$work/htpasswd"
 bport=$(free_port); pport=$(free_port); cport=$(free_port)
-mkdir -p "$work/auth-nginx/tmp"
+mkdir -p "$work/auth-nginx"
 cat >"$work/auth-nginx/nginx.conf" <<CONF
 worker_processes 1;
 daemon off;
@@ -328,12 +328,7 @@ error_log $work/logs/auth-error.log warn;
 events { worker_connections 256; }
 http {
     access_log off;
-    default_type image/png;
-    client_body_temp_path $work/auth-nginx/tmp;
-    proxy_temp_path $work/auth-nginx/tmp;
-    fastcgi_temp_path $work/auth-nginx/tmp;
-    uwsgi_temp_path $work/auth-nginx/tmp;
-    scgi_temp_path $work/auth-nginx/tmp;
+$(nginx_http_common "$work")
     server {
         listen 127.0.0.1:$bport;
         root $work/root;
