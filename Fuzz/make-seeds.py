@@ -116,6 +116,11 @@ write("csv", "bad-group.csv", "albumId,id,url\nx,1,https://x/1\n")
 write("csv", "sha256.csv", "id,url,sha256\n1,https://x/1,%s\n" % ("ab" * 32))
 write("csv", "bad-utf8-id.csv", b"id,url\n\xff\xfe,https://x/1\n")
 
+# real-*.csv and real-*.json are not written here: they are catalogs and the manifests the
+# archiver made of them (`archiver serve --port P`, then `archiver run --catalog
+# real-crlf-string-ids.csv --retries 0` (one 404 and one refused connection), and `archiver run
+# --catalog real-five.csv --rate 1 --concurrency 1` stopped by SIGINT after 2.5 s (two pending)).
+#
 # Manifests as ManifestEncoding writes them (keys sorted, one item per line): done items, failed
 # and pending ones, string ids, a shard's header, escapes.
 os.makedirs(os.path.join(HERE, "corpus", "manifest"), exist_ok=True)
