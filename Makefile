@@ -57,13 +57,14 @@ sanitize: deps
 	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --disable-swift-testing --sanitize=address --scratch-path .build/asan
 
 # libFuzzer targets (the Fuzz/ package: the PNG, JPEG, WebP and GIF validators, the catalog parser, the journal line
-# parser), each run FUZZ_SECONDS with AddressSanitizer and leak checks, no allocation over 64 MiB;
+# parser, the CSV/TSV reader, the manifest reader), each run FUZZ_SECONDS with AddressSanitizer and
+# leak checks, no allocation over 64 MiB;
 # see scripts/fuzz.sh. swiftc hands only the last -sanitize= option to the compiler (measured:
 # with --sanitize=fuzzer --sanitize=address ArchiverCore got no coverage counters), hence the
 # combined -Xswiftc flag; --sanitize still tells SwiftPM to link libFuzzer. Each product is
 # built alone: building all would build the main package's executable for libFuzzer too.
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS ?= png jpeg webp gif catalog journal
+FUZZ_TARGETS ?= png jpeg webp gif catalog journal csv manifest
 FUZZ_BUILD = -c release --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address \
 	-Xcc -fsanitize=fuzzer-no-link,address --package-path Fuzz --scratch-path .build/fuzz
 fuzz: deps

@@ -13,7 +13,7 @@ let core = Target.Dependency.product(name: "ArchiverCore", package: root.lastPat
 let package = Package(
     name: "archiver-fuzz",
     dependencies: [.package(path: "..")],
-    targets: ["png", "jpeg", "webp", "gif", "catalog", "journal"].map { name in
+    targets: ["png", "jpeg", "webp", "gif", "catalog", "journal", "csv", "manifest"].map { name in
         .executableTarget(name: "fuzz-\(name)", dependencies: [core], path: "Sources/fuzz-\(name)")
     }
 )

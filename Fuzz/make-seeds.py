@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of `make fuzz` into Fuzz/corpus/ (committed; rerun to regenerate)."""
-import os, shutil, struct, zlib
+import json, os, shutil, struct, zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -100,3 +100,77 @@ for name in sorted(os.listdir(IMAGES)):
     if target and os.path.getsize(source) <= 4096:
         os.makedirs(os.path.join(HERE, "corpus", target), exist_ok=True)
         shutil.copyfile(source, os.path.join(HERE, "corpus", target, name))
+
+# CSV and TSV catalogs (fuzz-csv reads each as CSV, and with commas and tabs swapped as TSV).
+os.makedirs(os.path.join(HERE, "corpus", "csv"), exist_ok=True)
+HEADER = "albumId,id,title,url,thumbnailUrl\n"
+write("csv", "three.csv", HEADER + "".join("1,%d,photo %d,https://via.placeholder.com/600/92c952,https://via.placeholder.com/150/92c952\n" % (i, i)
+                                            for i in range(1, 4)))
+write("csv", "three.tsv", HEADER.replace(",", "\t") + "1\t1\tphoto\thttps://x/1\thttps://x/t1\n2\t2\t\"tab\tinside\"\thttps://x/2\thttps://x/t2\n"
+      "3\t3\t\"a, b\"\thttps://x/3\thttps://x/t3\n")
+write("csv", "quotes.csv", 'id,title,url\n1,"say ""hi""",https://x/1\n2,"comma, inside",https://x/2\n3,"line\nbreak",https://x/3\n'
+      '"4","quoted id",https://x/4\n')
+write("csv", "crlf.csv", "id,url,title\r\n1,https://x/1,one\r\n2,https://x/2,\"two\r\nlines\"\r\n\r\n3,https://x/3,three")
+write("csv", "bom.csv", "\ufeffid,url\n1,https://x/1\n")
+write("csv", "empty-cells.csv", "albumId,id,title,url,thumbnailUrl\n,1,,https://x/1,\n2,2,t,,https://x/t2\n,,,,\n")
+write("csv", "string-ids.csv", 'id,url\na/b,https://x/1\n007,https://x/2\n7,https://x/3\n"x,y",https://x/4\nÜnï,https://x/5\n' + "z" * 240 + ",https://x/6\n")
+write("csv", "duplicate-ids.csv", "id,url\n1,https://x/1\n1,https://x/2\n")
+write("csv", "header-only.csv", "id,url,title\n")
+write("csv", "no-id-column.csv", "name,url\n1,https://x/1\n")
+write("csv", "ragged.csv", "id,url\n1,https://x/1,extra\n2\n")
+write("csv", "unclosed-quote.csv", 'id,url\n1,"https://x/1\n')
+write("csv", "quote-in-field.csv", 'id,url\n1,ht"tp\n')
+write("csv", "lone-cr.csv", "id,url\r1,https://x/1\r")
+write("csv", "bad-group.csv", "albumId,id,url\nx,1,https://x/1\n")
+write("csv", "sha256.csv", "id,url,sha256\n1,https://x/1,%s\n" % ("ab" * 32))
+write("csv", "bad-utf8-id.csv", b"id,url\n\xff\xfe,https://x/1\n")
+
+# real-*.csv and real-*.json are not written here: they are catalogs and the manifests the
+# archiver made of them (`archiver serve --port P`, then `archiver run --catalog
+# real-crlf-string-ids.csv --retries 0` (one 404 and one refused connection), and `archiver run
+# --catalog real-five.csv --rate 1 --concurrency 1` stopped by SIGINT after 2.5 s (two pending)).
+#
+# Manifests as ManifestEncoding writes them (keys sorted, one item per line): done items, failed
+# and pending ones, string ids, a shard's header, escapes.
+os.makedirs(os.path.join(HERE, "corpus", "manifest"), exist_ok=True)
+
+
+def item(id, status, album=1, attempts=1, **fields):
+    fields.update(albumId=album, attempts=attempts, id=id, status=status)
+    fields.setdefault("title", "photo %s" % id)
+    fields.setdefault("url", "https://via.placeholder.com/600/%s" % id)
+    fields.setdefault("source", fields["url"])
+    return "{" + ", ".join("%s: %s" % (json.dumps(key), json.dumps(fields[key], ensure_ascii=False, sort_keys=True))
+                           for key in sorted(fields)) + "}"
+
+
+def manifest(items, source="photos.json", records=None, field="url", shard=None):
+    catalog = '{"records": %d, "sha256": "%s"' % (len(items) if records is None else records, "5e" * 32)
+    if shard:
+        catalog += ', "shard": {"count": %d, "index": %d, "records": %d}' % shard
+    catalog += ", \"source\": %s}" % json.dumps(source)
+    body = ",\n    ".join(items)
+    return ('{\n  "catalog": %s,\n  "field": "%s",\n  "items": [%s],\n  "version": 1\n}\n'
+            % (catalog, field, ("\n    " + body + "\n  ") if items else ""))
+
+
+def done(id, **fields):
+    return item(id, "done", bytes=139, format="png", height=600, width=600, path="images/%s.png" % id,
+                sha256="9f" * 32, **fields)
+
+
+failed = item(2, "failed", attempts=4, error={"kind": "http-status", "message": "HTTP 404 from https://x/2", "status": 404})
+write("manifest", "mixed.json", manifest([done(1), failed, item(3, "pending", attempts=0),
+                                          item(4, "failed", error={"kind": "network", "message": "connection refused"})]))
+write("manifest", "empty.json", manifest([]))
+write("manifest", "string-ids.json", manifest([done(7), done("a/b", etag='"abc"', lastModified="Tue, 01 Dec 2026 10:00:00 GMT"),
+                                               item("007", "pending", attempts=0), item("\u00dcn\u00ef\t\"q\"", "pending", attempts=0)],
+                                              source="photos.csv"))
+write("manifest", "animated.json", manifest([item(5, "done", bytes=2048, format="gif", frames=3, height=10, width=10,
+                                                  path="images/5.gif", sha256="ab" * 32)], field="thumbnailUrl"))
+write("manifest", "shard.json", manifest([done(1), failed], records=10, shard=(3, 0, 4)))
+write("manifest", "negative.json", manifest([item(-9223372036854775808, "pending", album=-1, attempts=0)]))
+write("manifest", "compact.json", '{"version":1,"items":[{"id":1,"albumId":1,"title":"t","url":"u","source":"u","status":"pending","attempts":0}],'
+      '"field":"url","catalog":{"source":"s","sha256":"","records":1},"extra":[{"a":"]}"},null]}')
+write("manifest", "truncated.json", manifest([done(1), failed])[:200])
+write("manifest", "missing-header.json", '{"items": [' + done(1) + "]}")

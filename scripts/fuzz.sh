@@ -15,6 +15,7 @@ for target in "$@"; do
     case $target in
         png | jpeg | webp | gif) max_len=4096 ;;
         catalog) max_len=16384 ;;
+        csv | manifest) max_len=4096 ;;
         *) max_len=1024 ;;
     esac
     mkdir -p ".build/fuzz-corpus/$target" "Fuzz/crashes/$target"

@@ -67,6 +67,45 @@ final class FuzzCorpusTests: XCTestCase {
         try replay(.journal, atLeast: 7)
     }
 
+    func testCSVCorpusReplaysWithoutACrash() throws {
+        try replay(.csv, atLeast: 18)
+    }
+
+    func testManifestCorpusReplaysWithoutACrash() throws {
+        try replay(.manifest, atLeast: 11)
+    }
+
+    /// The seeds are what they say: the real ones read (as CSV, and swapped as TSV; the
+    /// manifests item by item, also handed over a byte at a time), the broken ones are refused.
+    func testTheCSVAndManifestSeedsReadOrAreRefusedAsMeant() throws {
+        var options = CatalogOptions()
+        options.format = .csv
+        for (name, count) in [("three.csv", 3), ("quotes.csv", 4), ("crlf.csv", 3), ("bom.csv", 1), ("empty-cells.csv", 3), ("string-ids.csv", 6), ("real-crlf-string-ids.csv", 4), ("real-five.csv", 5)] {
+            let data = try Data(contentsOf: Self.fuzz.appendingPathComponent("corpus/csv/\(name)"))
+            XCTAssertEqual(try Catalog(source: name, data: data, options: options).records.count, count, name)
+        }
+        for name in ["duplicate-ids.csv", "no-id-column.csv", "ragged.csv", "unclosed-quote.csv", "quote-in-field.csv", "lone-cr.csv", "bad-group.csv"] {
+            let data = try Data(contentsOf: Self.fuzz.appendingPathComponent("corpus/csv/\(name)"))
+            XCTAssertThrowsError(try Catalog(source: name, data: data, options: options), name)
+        }
+        for (name, count) in [("mixed.json", 4), ("empty.json", 0), ("string-ids.json", 4), ("animated.json", 1), ("shard.json", 2), ("negative.json", 1), ("compact.json", 1), ("real-failed-string-ids.json", 4), ("real-interrupted-pending.json", 5)] {
+            let bytes = try Array(Data(contentsOf: Self.fuzz.appendingPathComponent("corpus/manifest/\(name)")))
+            for piece in [1, 1 << 16] {
+                var items = 0
+                do {
+                    _ = try FuzzTarget.readManifest(bytes, piece: piece) { _ in items += 1 }
+                } catch {
+                    XCTFail("\(name): \(error)")
+                }
+                XCTAssertEqual(items, count, name)
+            }
+        }
+        for name in ["truncated.json", "missing-header.json"] {
+            let bytes = try Array(Data(contentsOf: Self.fuzz.appendingPathComponent("corpus/manifest/\(name)")))
+            XCTAssertThrowsError(try FuzzTarget.readManifest(bytes, piece: 7) { _ in }, name)
+        }
+    }
+
     /// The seeds are what they say: the 45-byte chunk bombs of issue #16 fail validation.
     func testTheChunkBombSeedsAreRejectedInBothModes() throws {
         for kind in ["zTXt", "tEXt", "iTXt", "sPLT"] {

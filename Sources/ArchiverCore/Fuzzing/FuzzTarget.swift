@@ -14,6 +14,14 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case catalog
     /// One journal line: `peek`, `decode`, and a decoded record must survive its own encoding.
     case journal
+    /// The CSV and TSV reader: the bytes as a catalog with `--format csv`, and with every comma
+    /// and tab swapped as one with `--format tsv`, every record read back; both must agree (read
+    /// or refused alike, the same ids with their delimiters swapped).
+    case csv
+    /// `ManifestReader`, handed the bytes a few at a time (the first byte picks how many, so every
+    /// window refill is met mid-token); every item it decodes, written again by
+    /// `ManifestEncoding`, must read back equal, header and all.
+    case manifest
 
     /// Runs the target on `bytes`; a broken invariant traps, which libFuzzer reports.
     public func run(_ bytes: UnsafeRawBufferPointer) {
@@ -24,6 +32,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .gif: Self.image(bytes, GIFValidator.init)
         case .catalog: Self.catalog(bytes)
         case .journal: Self.journal(bytes)
+        case .csv: Self.csv(bytes)
+        case .manifest: Self.manifest(bytes)
         }
     }
 
@@ -91,6 +101,78 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         encoded.removeLast()
         let again = encoded.withUnsafeBufferPointer(JournalLine.decode)
         precondition(again == record, "a decoded line does not survive its own encoding")
+    }
+
+    private static func csv(_ bytes: UnsafeRawBufferPointer) {
+        // Swapping commas and tabs swaps the two formats' roles and nothing else.
+        func swapped(_ byte: UInt8) -> UInt8 { byte == 0x2C ? 0x09 : byte == 0x09 ? 0x2C : byte }
+        let commas = csvRecords(Data(bytes), .csv)
+        let tabs = csvRecords(Data(bytes.map(swapped)), .tsv)
+        precondition((commas == nil) == (tabs == nil), "CSV and TSV disagree on whether the text reads")
+        guard let commas, let tabs else { return }
+        precondition(commas.count == tabs.count, "CSV and TSV read different numbers of records")
+        for (comma, tab) in zip(commas, tabs) {
+            switch (comma.value, tab.value) {
+            case (.integer(let a), .integer(let b)): precondition(a == b, "CSV and TSV read different ids")
+            case (.string(let a), .string(let b)):
+                precondition(a.utf8.map(swapped).elementsEqual(b.utf8), "CSV and TSV read different ids")
+            default: preconditionFailure("CSV and TSV read an id as different kinds")
+            }
+        }
+    }
+
+    /// The ids of the records of `data` read as a catalog of `format`, each record read back; nil if refused.
+    private static func csvRecords(_ data: Data, _ format: CatalogFormat) -> [RecordID]? {
+        var options = CatalogOptions()
+        options.format = format
+        guard let catalog = try? Catalog(source: "fuzz", data: data, options: options) else { return nil }
+        var reader = CatalogReader(catalog.records)
+        var ids: [RecordID] = []
+        for position in catalog.records.indices {
+            let record = reader.record(position)
+            precondition(record.id == catalog.records.id(at: position), "a record read back has another id")
+            _ = record.url(for: .thumbnailUrl)
+            ids.append(record.id)
+        }
+        return ids
+    }
+
+    private static func manifest(_ bytes: UnsafeRawBufferPointer) {
+        let piece = 1 + Int(bytes.first ?? 0) % 61
+        var items: [Manifest.Item] = []
+        let header = try? readManifest(Array(bytes), piece: piece) { items.append($0) }
+        // What was read (all of it, or the items before the manifest was refused) is written
+        // again and must read back the same.
+        let catalog = header?.catalog ?? Manifest.CatalogInfo(source: "fuzz", sha256: "", records: items.count)
+        let field = header?.field ?? .url
+        let version = header?.version ?? Manifest.currentVersion
+        var encoded: [UInt8] = []
+        ManifestEncoding.encode(catalog: catalog, field: field, version: version, items: items) { encoded += $0 }
+        var again: [Manifest.Item] = []
+        let reread: ManifestReader.Header
+        do {
+            reread = try readManifest(encoded, piece: 1 << 16) { again.append($0) }
+        } catch {
+            preconditionFailure("a manifest ManifestEncoding wrote does not read: \(error)")
+        }
+        precondition(again == items, "an item does not survive its own encoding")
+        precondition(reread.catalog == catalog && reread.field == field && reread.version == version,
+                     "the manifest's header does not survive its own encoding")
+    }
+
+    /// `ManifestReader` over `bytes`, handed over at most `piece` bytes a read.
+    static func readManifest(
+        _ bytes: [UInt8], piece: Int, item: (Manifest.Item) throws(BundleError) -> Void
+    ) throws(BundleError) -> ManifestReader.Header {
+        var offset = 0
+        return try ManifestReader.read(source: "fuzz", pull: { into in
+            let n = min(into.count, piece, bytes.count - offset)
+            if n > 0 {
+                bytes.withUnsafeBytes { into.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + n)])) }
+            }
+            offset += n
+            return n
+        }, item: item)
     }
 }
 
