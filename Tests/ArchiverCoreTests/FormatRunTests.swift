@@ -149,8 +149,7 @@ final class FormatRunTests: XCTestCase {
     }
 
     /// A file of another format left beside a done image (a run killed between its journal line
-    /// and the old file's removal) is removed by `--prune`, and a fresh fetch of the record
-    /// removes it too; `verify` calls it unexpected until then.
+    /// and the old file's removal) is called unexpected by `verify` and removed by `--prune`.
     func testAStaleFileInAnotherFormatIsUnexpectedAndPruned() throws {
         let server = try Fixtures.placeholderServer()
         let dir = Fixtures.temporaryDirectory(self)

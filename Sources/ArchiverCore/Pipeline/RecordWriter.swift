@@ -48,6 +48,8 @@ final class RecordWriter: @unchecked Sendable {
     // Touched only on `queue`.
     private var pending: [ItemRecord] = []
     private var pendingBytes: Int64 = 0
+    /// Revalidated records whose image changed format: their old file goes once the new is journaled.
+    private var pendingFormatChanges: [RecordID] = []
     private var afterCommit: [@Sendable () -> Void] = []
     private let batchLimit: Int
 
@@ -135,7 +137,10 @@ final class RecordWriter: @unchecked Sendable {
                         bytes: Int64(data.count), sha256: facts.sha256, width: facts.info.width,
                         height: facts.info.height, attempts: attempts, file: stamp, validators: validators,
                         format: facts.info.format, frames: facts.info.frames))
-                if target.previous != nil { changed += 1 }
+                if let previous = target.previous {
+                    changed += 1
+                    if previous.format != facts.info.format { pendingFormatChanges.append(target.id) }
+                }
             } catch {
                 // The write failed: a revalidated target's old file is still in place and stands.
                 if target.previous != nil {
@@ -224,12 +229,16 @@ final class RecordWriter: @unchecked Sendable {
             }
             bytes = 0
         }
-        // A done image's file in another format (its URL served a PNG before and a JPEG now, or
-        // a run killed before its journal line left one) goes only once the line naming the new
-        // file is written: until then the old line and its file stand.
-        for record in records where record.status == .done {
-            files.remove(id: record.id, except: record.format)
+        // A revalidated image that changed format (its URL served a PNG before and a JPEG now)
+        // loses its old file only once the line naming the new one is written: until then the
+        // old line and its file stand. Only these pay the unlinks (three a record cost 5% of a
+        // run's CPU); a file left by a run killed between the two is named by `verify` and
+        // removed by `--prune`.
+        for id in pendingFormatChanges {
+            guard let record = records.first(where: { $0.id == id }), record.status == .done else { continue }
+            files.remove(id: id, except: record.format)
         }
+        pendingFormatChanges = []
         ledger.record(records, bytes: bytes)
         let continuations = afterCommit
         pending = []
