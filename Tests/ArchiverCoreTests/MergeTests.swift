@@ -207,4 +207,30 @@ final class MergeTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: root.appendingPathComponent("merged").path))
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: root.path).filter { $0.hasPrefix(".") }, [])
     }
+
+    func testMergeJSONSummaryCountsTheShardsAndItemsAndLogsNoTerminalCodes() throws {
+        var shards = try shards(2)
+        shards[1] = try pack(shards[1])
+        let merge = try ArchiverRun.run(["merge", "--json", "--out", root.appendingPathComponent("merged").path] + shards)
+        XCTAssertEqual(merge.status, 1, merge.stderr)
+        let summary = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(merge.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(summary["shards"] as? Int, 2)
+        XCTAssertEqual(summary["tarballs"] as? Int, 1)
+        XCTAssertEqual(summary["done"] as? Int, 47)
+        XCTAssertEqual(summary["failed"] as? Int, 1)
+        XCTAssertEqual(summary["exitStatus"] as? Int, 1)
+        XCTAssertEqual(summary["failuresByKind"] as? [String: Int], ["http-status": 1])
+        XCTAssertFalse(merge.stderr.contains("\u{1B}"), "not a terminal: plain lines only: \(merge.stderr)")
+    }
+
+    func testMergeProgressLineSaysRecordsJoinedShardsRateAndETA() {
+        var progress = BundleMerger.Progress()
+        progress.shards = 4
+        progress.shardsRead = 2
+        XCTAssertEqual(progress.line(seconds: 1), "reading shards: 2/4 shards read")
+        progress.shardsRead = 4
+        progress.records = 200_000
+        progress.recordsJoined = 50_000
+        XCTAssertEqual(progress.line(seconds: 2), "50000/200000 records joined, 4/4 shards read  25000 records/s  ETA 6 s")
+    }
 }
