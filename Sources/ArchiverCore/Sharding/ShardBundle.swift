@@ -39,7 +39,7 @@ struct ShardBundle: Sendable {
     /// tarball's spooled to `spool` on the way). Only `images/` and the manifest are looked at:
     /// the page and anything else are rebuilt by `merge`.
     static func read(_ path: String, into copier: ImageCopier, spool: String) throws(MergeError) -> ShardBundle {
-        var copies: [String: Result<ImageCopier.Copied, ItemError>] = [:]
+        var copies = ShardDigest.Copies()
         var unexpected: [String] = []
         var manifestPath = spool
         var isTarball = false
@@ -50,7 +50,7 @@ struct ShardBundle: Sendable {
                 try layout.requireManifest()
                 manifestPath = layout.manifest.path
                 for name in try layout.imageNames() {
-                    copies[name] = copier.copy(file: layout.images.appendingPathComponent(name).path, to: name)
+                    copies.add(name, copier.copy(file: layout.images.appendingPathComponent(name).path, to: name))
                     if copier.full != nil { break }
                 }
             case .regular:
@@ -70,7 +70,7 @@ struct ShardBundle: Sendable {
     /// One pass over a tarball: its images copied, its manifest's bytes written to `spool`.
     private static func copyTarball(
         _ path: String, into copier: ImageCopier, spool: String,
-        copies: inout [String: Result<ImageCopier.Copied, ItemError>], unexpected: inout [String]
+        copies: inout ShardDigest.Copies, unexpected: inout [String]
     ) throws(BundleError) {
         let stream = try TarballReader(path: path)
         var sawManifest = false
@@ -92,11 +92,11 @@ struct ShardBundle: Sendable {
             guard entry.hasPrefix(BundleLayout.imagesPath + "/") else { continue }
             let name = String(entry.dropFirst(BundleLayout.imagesPath.count + 1))
             if name.isEmpty, header.isDirectory { continue }
-            guard header.isRegularFile, !name.contains("/"), copies[name] == nil else {
+            guard header.isRegularFile, !name.contains("/"), !copies.contains(name) else {
                 unexpected.append(entry)
                 continue
             }
-            copies[name] = copier.copy(to: name) { buffer, chunk throws(BundleError) in try stream.read(into: buffer, chunk) }
+            copies.add(name, copier.copy(to: name) { buffer, chunk throws(BundleError) in try stream.read(into: buffer, chunk) })
             if copier.full != nil { return }
         }
         if !sawManifest { throw .noManifest(path) }
@@ -105,7 +105,7 @@ struct ShardBundle: Sendable {
     /// Streams the manifest at `manifestPath` through a digest.
     private static func digest(
         _ path: String, isTarball: Bool, manifestPath: String,
-        copies: [String: Result<ImageCopier.Copied, ItemError>], unexpected: [String]
+        copies: ShardDigest.Copies, unexpected: [String]
     ) throws(MergeError) -> ShardBundle {
         var digest: ShardDigest?
         let hasher = SHA256Hasher()
@@ -148,9 +148,32 @@ struct ShardBundle: Sendable {
 
 /// Writes new files into one directory, hashing what it writes; one 64 KiB buffer for all.
 final class ImageCopier {
+    /// A copied file's size and sha256, held by value (40 bytes, nothing on the heap): merge
+    /// keeps one per file until its manifest item comes.
     struct Copied {
         var bytes: Int64
-        var sha256: String
+        var sha256: Digest
+    }
+
+    /// A sha256 as four words, from and compared with its hex form.
+    struct Digest: Equatable {
+        var words: (UInt64, UInt64, UInt64, UInt64)
+
+        init?(hex: String) {
+            let utf8 = Array(hex.utf8)
+            // Lower-case only, as archiver writes it: another spelling is not the same text.
+            guard utf8.count == 64, utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
+            var words: [UInt64] = []
+            for start in stride(from: 0, to: 64, by: 16) {
+                guard let word = UInt64(String(decoding: utf8[start..<start + 16], as: UTF8.self), radix: 16) else { return nil }
+                words.append(word)
+            }
+            self.words = (words[0], words[1], words[2], words[3])
+        }
+
+        static func == (one: Digest, two: Digest) -> Bool {
+            one.words == two.words
+        }
     }
 
     private let directory: Int32
@@ -206,7 +229,7 @@ final class ImageCopier {
             return .failure(.io(error.description))
         }
         bytes += count
-        return .success(Copied(bytes: count, sha256: hasher.finish()))
+        return .success(Copied(bytes: count, sha256: Digest(hex: hasher.finish())!))
     }
 
     /// Copies the regular file at `source` (never through a link) to `name`.

@@ -9,7 +9,31 @@ struct ShardDigest {
     let name: String
     let shard: Shard?
     /// Files copied from `images/`, by name, until their item takes them.
-    var copies: [String: Result<ImageCopier.Copied, ItemError>]
+    struct Copies {
+        var copied: [String: ImageCopier.Copied] = [:]
+        /// Files that could not be copied, and why: few.
+        var failed: [String: ItemError] = [:]
+
+        mutating func add(_ name: String, _ result: Result<ImageCopier.Copied, ItemError>) {
+            switch result {
+            case .success(let copy): copied[name] = copy
+            case .failure(let error): failed[name] = error
+            }
+        }
+
+        func contains(_ name: String) -> Bool {
+            copied[name] != nil || failed[name] != nil
+        }
+
+        mutating func take(_ name: String) -> Result<ImageCopier.Copied, ItemError>? {
+            if let copy = copied.removeValue(forKey: name) { return .success(copy) }
+            return failed.removeValue(forKey: name).map { .failure($0) }
+        }
+
+        var names: [String] { Array(copied.keys) + Array(failed.keys) }
+    }
+
+    var copies: Copies
     var items = 0
     var pending = 0
     var done = 0
@@ -25,7 +49,7 @@ struct ShardDigest {
     var ids: [RecordID] = []
     var albums: [Int] = []
 
-    init(name: String, shard: Shard?, copies: [String: Result<ImageCopier.Copied, ItemError>]) {
+    init(name: String, shard: Shard?, copies: Copies) {
         self.name = name
         self.shard = shard
         self.copies = copies
@@ -67,13 +91,13 @@ struct ShardDigest {
         let path = item.path ?? KeyedStore.relativePath(for: item.id, format: item.format ?? .png) ?? "images/"
         let prefix = BundleLayout.imagesPath + "/"
         let file = path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path
-        switch copies.removeValue(forKey: file) {
+        switch copies.take(file) {
         case nil: damage.append("\(name): \(item.id): missing (\(path))")
         case .failure(let error)?: damage.append("\(name): \(item.id): \(error.description) (\(path))")
         case .success(let copied)?:
             if let bytes = item.bytes, bytes != copied.bytes {
                 damage.append("\(name): \(item.id): size mismatch: \(copied.bytes) bytes, manifest says \(bytes) (\(path))")
-            } else if let sha256 = item.sha256, sha256 != copied.sha256 {
+            } else if let sha256 = item.sha256, ImageCopier.Digest(hex: sha256) != copied.sha256 {
                 damage.append("\(name): \(item.id): sha256 mismatch (\(path))")
             }
         }
@@ -82,10 +106,10 @@ struct ShardDigest {
     /// After the last item: files no done item lists are damage too.
     mutating func finish(unexpected: [String]) {
         let prefix = BundleLayout.imagesPath + "/"
-        for entry in unexpected + copies.keys.map({ prefix + $0 }) {
+        for entry in unexpected + copies.names.map({ prefix + $0 }) {
             damage.append("\(name): unexpected file \(entry)")
         }
-        copies = [:]
+        copies = Copies()
         damage.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 }
