@@ -231,6 +231,7 @@ final class MergeTests: XCTestCase {
         progress.shardsRead = 4
         progress.records = 200_000
         progress.recordsJoined = 50_000
-        XCTAssertEqual(progress.line(seconds: 2), "50000/200000 records joined, 4/4 shards read  25000 records/s  ETA 6 s")
+        progress.readSeconds = 8
+        XCTAssertEqual(progress.line(seconds: 10), "50000/200000 records joined, 4/4 shards read  25000 records/s  ETA 6 s")
     }
 }

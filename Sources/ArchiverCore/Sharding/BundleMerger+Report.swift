@@ -6,7 +6,8 @@ extension BundleMerger.Progress {
     public func line(seconds: Double) -> String {
         let shards = "\(shardsRead)/\(self.shards) shards read"
         guard records > 0 else { return "reading shards: \(shards)" }
-        let rate = seconds > 0 ? Double(recordsJoined) / seconds : 0
+        let joining = seconds - readSeconds
+        let rate = joining > 0 ? Double(recordsJoined) / joining : 0
         var line = "\(recordsJoined)/\(records) records joined, \(shards)  " + String(format: "%.0f records/s", rate)
         if rate > 0, recordsJoined < records {
             line += "  ETA \(ProgressLine.duration(Double(records - recordsJoined) / rate))"

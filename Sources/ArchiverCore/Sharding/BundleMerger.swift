@@ -35,6 +35,8 @@ public struct BundleMerger: Sendable {
         public var shardsRead = 0
         public var records = 0
         public var recordsJoined = 0
+        /// Seconds from the start of the merge to the start of joining: the rate counts from there.
+        public var readSeconds: Double = 0
     }
 
     let output: URL
@@ -113,6 +115,7 @@ public struct BundleMerger: Sendable {
         } catch {
             throw .io(FileSystemError(.create, path: layout.root.path, foundation: error).description)
         }
+        let started = DispatchTime.now()
         state.withLock { $0.shards = paths.count }
         // Side by side: one shard's files are hashed while another's are decompressed, and
         // decoding a manifest is a quarter of a merge's CPU.
@@ -149,7 +152,10 @@ public struct BundleMerger: Sendable {
                 path: shard.path, isTarball: shard.isTarball, catalog: shard.catalog, field: shard.field, version: shard.version,
                 digest: digest, manifestPath: shard.manifestPath, manifestSHA256: shard.manifestSHA256)
         }
-        state.withLock { $0.records = ids.count }
+        state.withLock {
+            $0.records = ids.count
+            $0.readSeconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+        }
         var summary = try MergedOutput(layout: layout, shards: shards, joined: joined).write(ids: ids, albums: albums, from: from)
         (ids, albums, from) = ([], [], [])
         for spool in spools { unlink(spool) }
