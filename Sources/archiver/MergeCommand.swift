@@ -7,6 +7,7 @@ enum MergeCommand {
     struct Options {
         var output: String?
         var quiet = false
+        var json = false
     }
 
     static let spec = CommandSpec<Options>(
@@ -18,7 +19,8 @@ enum MergeCommand {
             """,
         options: [
             .text("--out", "DIR", "the merged bundle directory (must not exist)") { $0.output = $1 },
-            .flag("--quiet", alias: "-q", "no summary line unless items failed") { $0.quiet = true },
+            .flag("--quiet", alias: "-q", "no progress, and no summary line unless items failed") { $0.quiet = true },
+            .flag("--json", "print a machine-readable summary on stdout") { $0.json = true },
         ],
         notes: """
             exit status: 0 all done, 1 some items failed or a shard is damaged (nothing written),
@@ -38,9 +40,13 @@ enum MergeCommand {
             return fail("\(error)")
         }
         let summary: BundleMerger.Summary
+        let merger = BundleMerger(output: URL(fileURLWithPath: options.output!))
+        let progress = options.quiet ? nil : ProgressPrinter(style: .standardError(), line: { merger.progress.line(seconds: $0) })
         do {
-            summary = try BundleMerger(output: URL(fileURLWithPath: options.output!)).merge(positionals)
+            summary = try merger.merge(positionals)
+            progress?.stop()
         } catch {
+            progress?.stop()
             for line in error.lines { printError("archiver: \(line)") }
             if case .damaged = error { return 1 }
             return 2
@@ -52,6 +58,10 @@ enum MergeCommand {
                     + "\(summary.done) done, \(summary.failed) failed\(kinds.isEmpty ? "" : " (\(kinds))"), "
                     + String(format: "%.1f MB in %.2f s", Double(summary.bytes) / 1e6, summary.seconds))
         }
-        return summary.failed > 0 ? 1 : 0
+        let status: Int32 = summary.failed > 0 ? 1 : 0
+        if options.json {
+            try? FileHandle.standardOutput.write(contentsOf: summary.json(exitStatus: status))
+        }
+        return status
     }
 }

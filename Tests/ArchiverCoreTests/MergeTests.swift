@@ -161,4 +161,77 @@ final class MergeTests: XCTestCase {
         XCTAssertEqual(merge.status, 2)
         XCTAssert(merge.stderr.contains("already exists"), merge.stderr)
     }
+
+    func testMergeOfFourShardsWhoseIDsInterleaveStreamsThemInIDOrderLikeOneRun() throws {
+        let whole = try run("whole", shard: nil)
+        var shards = try shards(4)
+        // The shards' ids interleave: joining them is a merge in id order, not a concatenation.
+        let owners = try (1...48).map { id -> Int in
+            try XCTUnwrap(shards.firstIndex { shard in
+                (try? Fixtures.manifest(in: URL(fileURLWithPath: shard)).items.contains { $0.id == RecordID(integerLiteral: id) }) == true
+            })
+        }
+        XCTAssertGreaterThan(zip(owners, owners.dropFirst()).count { $0 != $1 }, 8, "\(owners)")
+        XCTAssertEqual(Set(owners).count, 4)
+        shards[0] = try pack(shards[0])
+        let merge = try merge([shards[3], shards[0], shards[2], shards[1]])
+        XCTAssertEqual(merge.status, 1, merge.stderr)
+        let merged = root.appendingPathComponent("merged")
+        for path in ["manifest.json", "index.html"] + Fixtures.fileNames(in: whole.appendingPathComponent("pages")).map({ "pages/" + $0 }) {
+            XCTAssertEqual(try bytes(merged, path), try bytes(whole, path), path)
+        }
+        XCTAssertEqual(Fixtures.fileNames(in: merged.appendingPathComponent("pages")), Fixtures.fileNames(in: whole.appendingPathComponent("pages")))
+        XCTAssertEqual(Fixtures.imageNames(in: merged), Fixtures.imageNames(in: whole))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: merged.appendingPathComponent(".archiver").path).filter { $0.hasPrefix("merge-") }, [])
+        XCTAssertEqual(try ArchiverRun.run(["verify", merged.path]).status, 0)
+    }
+
+    func testMergeRefusesAShardWhoseManifestIsOutOfIDOrderNamingIt() throws {
+        let shards = try shards(3)
+        let layout = BundleLayout(root: URL(fileURLWithPath: shards[1]))
+        var lines = try String(contentsOf: layout.manifest, encoding: .utf8).components(separatedBy: "\n")
+        let items = lines.indices.filter { lines[$0].hasPrefix("    {") }
+        XCTAssertGreaterThan(items.count, 2)
+        let (one, two) = (items[0], items[1])
+        (lines[one], lines[two]) = (lines[two], lines[one])
+        try lines.joined(separator: "\n").write(to: layout.manifest, atomically: true, encoding: .utf8)
+        let manifest = try Fixtures.manifest(in: layout.root)
+        let (first, second) = (manifest.items[0].id, manifest.items[1].id)
+        XCTAssertGreaterThan(first, second)
+
+        let merge = try merge(shards)
+        XCTAssertEqual(merge.status, 2, merge.stderr)
+        XCTAssertEqual(
+            merge.stderr,
+            "archiver: shard 2/3 (\(shards[1])) lists its items out of id order (\(second) after \(first)); merge reads each shard's manifest in id order, as archiver writes it\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: root.appendingPathComponent("merged").path))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: root.path).filter { $0.hasPrefix(".") }, [])
+    }
+
+    func testMergeJSONSummaryCountsTheShardsAndItemsAndLogsNoTerminalCodes() throws {
+        var shards = try shards(2)
+        shards[1] = try pack(shards[1])
+        let merge = try ArchiverRun.run(["merge", "--json", "--out", root.appendingPathComponent("merged").path] + shards)
+        XCTAssertEqual(merge.status, 1, merge.stderr)
+        let summary = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(merge.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(summary["shards"] as? Int, 2)
+        XCTAssertEqual(summary["tarballs"] as? Int, 1)
+        XCTAssertEqual(summary["done"] as? Int, 47)
+        XCTAssertEqual(summary["failed"] as? Int, 1)
+        XCTAssertEqual(summary["exitStatus"] as? Int, 1)
+        XCTAssertEqual(summary["failuresByKind"] as? [String: Int], ["http-status": 1])
+        XCTAssertFalse(merge.stderr.contains("\u{1B}"), "not a terminal: plain lines only: \(merge.stderr)")
+    }
+
+    func testMergeProgressLineSaysRecordsJoinedShardsRateAndETA() {
+        var progress = BundleMerger.Progress()
+        progress.shards = 4
+        progress.shardsRead = 2
+        XCTAssertEqual(progress.line(seconds: 1), "reading shards: 2/4 shards read")
+        progress.shardsRead = 4
+        progress.records = 200_000
+        progress.recordsJoined = 50_000
+        progress.readSeconds = 8
+        XCTAssertEqual(progress.line(seconds: 10), "50000/200000 records joined, 4/4 shards read  25000 records/s  ETA 6 s")
+    }
 }

@@ -15,11 +15,16 @@ struct BundleStamp: Codable, Equatable {
 
     /// The stamp for the files now in the bundle, if both exist.
     init?(catalog: Catalog, field: ImageField, layout: BundleLayout) {
+        self.init(catalogSHA256: catalog.sha256, field: field, layout: layout)
+    }
+
+    /// The same from the catalog's sha256 alone (what `merge` knows of it).
+    init?(catalogSHA256: String, field: ImageField, layout: BundleLayout) {
         guard let root = OpenDirectory(path: layout.root.path),
             let manifest = root.size(of: layout.manifest.lastPathComponent),
             let gallery = root.size(of: layout.gallery.lastPathComponent)
         else { return nil }
-        catalogSHA256 = catalog.sha256
+        self.catalogSHA256 = catalogSHA256
         self.field = field
         manifestBytes = manifest
         galleryBytes = gallery

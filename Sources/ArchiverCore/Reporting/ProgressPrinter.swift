@@ -30,8 +30,22 @@ public final class ProgressPrinter: @unchecked Sendable {  // the timer is only 
     private let write: @Sendable (String) -> Void
 
     /// Starts printing `progress()` every `style.interval` seconds through `write`.
-    public init(
+    public convenience init(
         style: Style, progress: @escaping @Sendable () -> Progress,
+        write: @escaping @Sendable (String) -> Void = { try? FileHandle.standardError.write(contentsOf: Data($0.utf8)) }
+    ) {
+        self.init(
+            style: style,
+            line: { seconds in
+                style.terminal
+                    ? ProgressLine.live(progress(), seconds: seconds, colour: style.colour) : ProgressLine.plain(progress(), seconds: seconds)
+            }, write: write)
+    }
+
+    /// Starts printing `line(seconds)` every `style.interval` seconds: redrawn on a terminal,
+    /// a plain line each time elsewhere.
+    public init(
+        style: Style, line: @escaping @Sendable (_ seconds: Double) -> String,
         write: @escaping @Sendable (String) -> Void = { try? FileHandle.standardError.write(contentsOf: Data($0.utf8)) }
     ) {
         self.style = style
@@ -41,11 +55,7 @@ public final class ProgressPrinter: @unchecked Sendable {  // the timer is only 
         timer.schedule(deadline: .now() + style.interval, repeating: style.interval)
         timer.setEventHandler {
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-            if style.terminal {
-                write("\r\u{1B}[2K" + ProgressLine.live(progress(), seconds: seconds, colour: style.colour))
-            } else {
-                write(ProgressLine.plain(progress(), seconds: seconds) + "\n")
-            }
+            write(style.terminal ? "\r\u{1B}[2K" + line(seconds) : line(seconds) + "\n")
         }
         timer.resume()
     }

@@ -6,15 +6,18 @@ import Foundation
 
 /// Joins the bundles of `run --shard I/N` (directories, or tarballs made by `pack`, mixed as
 /// they come) into the bundle one run of the whole catalog gives: the same `images/`, and
-/// `manifest.json` and the page written by the run's own writer (`BundleOutput`) from the
-/// shards' items, so both are the same bytes a run writes.
+/// `manifest.json`, the pages and the journal written from the shards' items by the run's own
+/// encoders, so they are the same bytes a run writes. Memory does not follow the records: no
+/// shard's items are held, only a few dozen bytes of each (see `ShardDigest`).
 ///
-///     shards ─▶ manifests (a tarball's is its last entry: one pass to it)
-///            ─▶ checks: one of each index, one catalog and options, finished   [exit 2]
-///            ─▶ copy images/ into a staging directory, each file's size and sha256
-///               checked against its shard's manifest as it is copied              [exit 1]
-///            ─▶ catalog and ledger rebuilt from the items ─▶ BundleOutput
-///            ─▶ journal, options ─▶ rename the staging directory to --out
+///     shards, side by side ─▶ images/ copied into a staging directory, size and sha256 noted
+///                             (a tarball read once: its manifest, after images/, spooled)
+///                          ─▶ manifest streamed: checked item by item (ShardDigest)
+///            ─▶ checks: one of each index, one catalog and options, finished, id order [exit 2]
+///            ─▶ every done item's file as its manifest says                            [exit 1]
+///            ─▶ ids merged ─▶ manifests streamed again, joined in id order (ManifestStream)
+///               ─▶ manifest.json, pages/, journal in one pass (MergedOutput)
+///            ─▶ options ─▶ rename the staging directory to --out
 public struct BundleMerger: Sendable {
     public struct Summary: Sendable {
         public var shards = 0
@@ -26,10 +29,29 @@ public struct BundleMerger: Sendable {
         public var failuresByKind: [String: Int] = [:]
     }
 
+    /// How far a merge is, for a progress line.
+    public struct Progress: Sendable {
+        public var shards = 0
+        public var shardsRead = 0
+        public var records = 0
+        public var recordsJoined = 0
+        /// Seconds from the start of the merge to the start of joining: the rate counts from there.
+        public var readSeconds: Double = 0
+    }
+
     let output: URL
+    private let state = Locked(Progress())
+    private let joined = Locked(0)
 
     public init(output: URL) {
         self.output = output
+    }
+
+    /// Where the merge is now; safe from any thread.
+    public var progress: Progress {
+        var progress = state.withLock { $0 }
+        progress.recordsJoined = joined.withLock { $0 }
+        return progress
     }
 
     /// Merges the shard bundles at `paths` into `output`, which must not exist yet (or be an
@@ -37,20 +59,6 @@ public struct BundleMerger: Sendable {
     public func merge(_ paths: [String]) throws(MergeError) -> Summary {
         let started = DispatchTime.now()
         try refuseExistingOutput()
-        // Decoding a manifest is a quarter of a merge's CPU: the shards are read side by side.
-        let opened = Self.forEach(paths) { path -> Result<ShardBundle, BundleError> in
-            do throws(BundleError) { return .success(try ShardBundle.open(path)) } catch { return .failure(error) }
-        }
-        var shards: [ShardBundle] = []
-        for result in opened {
-            switch result {
-            case .success(let shard): shards.append(shard)
-            case .failure(let error): throw .bundle(error)
-            }
-        }
-        let problems = ShardSet.problems(shards)
-        guard problems.isEmpty else { throw .refused(problems) }
-
         // What a killed merge into the same output left (its PID dead).
         let merging = ".\(output.lastPathComponent).merging-"
         Leftovers.remove(in: output.deletingLastPathComponent().path, prefix: merging, directories: true)
@@ -59,7 +67,7 @@ public struct BundleMerger: Sendable {
         let layout = BundleLayout(root: staging)
         var summary: Summary
         do throws(MergeError) {
-            summary = try build(layout, from: shards)
+            summary = try build(layout, from: paths)
             guard rename(staging.path, output.path) == 0 else {
                 throw .io(FileSystemError(.rename, path: staging.path, to: output.path, errno: errno).description)
             }
@@ -100,86 +108,66 @@ public struct BundleMerger: Sendable {
         throw .refused(["--out \(output.path) already exists; merge makes a new bundle: give a directory that does not exist yet"])
     }
 
-    private func build(_ layout: BundleLayout, from shards: [ShardBundle]) throws(MergeError) -> Summary {
+    private func build(_ layout: BundleLayout, from paths: [String]) throws(MergeError) -> Summary {
         do {
             try FileManager.default.createDirectory(at: layout.images, withIntermediateDirectories: true)
             try FileManager.default.createDirectory(at: layout.state, withIntermediateDirectories: false)
         } catch {
             throw .io(FileSystemError(.create, path: layout.root.path, foundation: error).description)
         }
-        // Side by side too: one shard's files are hashed while another's are decompressed.
-        let copied = Self.forEach(shards) { shard -> Result<(damage: [String], bytes: Int64), MergeError> in
+        let started = DispatchTime.now()
+        state.withLock { $0.shards = paths.count }
+        // Side by side: one shard's files are hashed while another's are decompressed, and
+        // decoding a manifest is a quarter of a merge's CPU.
+        let spools = paths.indices.map { layout.state.appendingPathComponent("merge-shard-\($0).json").path }
+        let read = Self.forEach(Array(paths.indices)) { [state] index -> Result<ShardBundle, MergeError> in
+            defer { state.withLock { $0.shardsRead += 1 } }
             do throws(MergeError) {
                 let copier: ImageCopier
                 do throws(FileSystemError) { copier = try ImageCopier(directory: layout.images.path) } catch { throw .fileSystem(error) }
-                return .success((try shard.copyImages(with: copier), copier.bytes))
+                return .success(try ShardBundle.read(paths[index], into: copier, spool: spools[index]))
             } catch {
                 return .failure(error)
             }
         }
-        var damage: [String] = []
-        var bytes: Int64 = 0
-        for result in copied {
+        var shards: [ShardBundle] = []
+        for result in read {
             switch result {
-            case .success(let shard):
-                damage += shard.damage
-                bytes += shard.bytes
+            case .success(let shard): shards.append(shard)
             case .failure(let error): throw error
             }
         }
+        let problems = ShardSet.problems(shards)
+        guard problems.isEmpty else { throw .refused(problems) }
+        let damage = shards.flatMap(\.digest.damage)
         guard damage.isEmpty else { throw .damaged(damage) }
 
-        let reference = shards[0].manifest
-        let field = reference.field
-        var items = shards.flatMap(\.manifest.items)
-        items.sort { $0.id < $1.id }
-        let catalog = Catalog(
-            source: reference.catalog.source, sha256: reference.catalog.sha256,
-            decoded: items.map {
-                CatalogRecord(
-                    albumId: $0.albumId, id: $0.id, title: $0.title, url: field == .thumbnailUrl ? "" : $0.url,
-                    thumbnailUrl: field == .thumbnailUrl ? $0.url : "")
-            })
-        let outcomes = items.map {
-            ItemRecord(
-                id: $0.id, url: $0.url, source: $0.source, status: $0.status, bytes: $0.bytes ?? 0,
-                sha256: $0.sha256 ?? "", width: $0.width ?? 0, height: $0.height ?? 0, attempts: $0.attempts,
-                error: $0.error, validators: Validators(etag: $0.etag, lastModified: $0.lastModified))
+        var (ids, albums, from) = try MergedOutput.order(shards)
+        // The digests' ids are merged: let them go before the pass that writes.
+        shards = shards.map { shard in
+            var digest = shard.digest
+            digest.ids = []
+            digest.albums = []
+            return ShardBundle(
+                path: shard.path, isTarball: shard.isTarball, catalog: shard.catalog, field: shard.field, version: shard.version,
+                digest: digest, manifestPath: shard.manifestPath, manifestSHA256: shard.manifestSHA256)
         }
-        items = []
-        var configuration = RunConfiguration()
-        configuration.catalogSource = catalog.source
-        configuration.outputDirectory = layout.root
-        configuration.field = field
-        let ledger = Ledger(
-            records: catalog.records, mirrors: configuration.mirrors, previous: JournalIndex(path: layout.journal.path),
-            kept: [], total: outcomes.count)
-        ledger.record(outcomes, bytes: bytes)
-        let tally = ledger.tally()
-        do throws(FileSystemError) {
-            // The run's own writer: the same manifest and page bytes as a run of the whole catalog.
-            let output = try BundleOutput(catalog: catalog, ledger: ledger, configuration: configuration, layout: layout)
-            try output.commit(counts: [.done: tally.done, .failed: tally.failed, .pending: 0])
-            // What a completed run leaves in .archiver/, so `status` reads it and a run of the
-            // whole catalog into it resumes with nothing to do.
-            try Journal.compact(path: layout.journal.path, records: outcomes)
-        } catch {
-            throw .fileSystem(error)
+        state.withLock {
+            $0.records = ids.count
+            $0.readSeconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
         }
+        var summary = try MergedOutput(layout: layout, shards: shards, joined: joined).write(ids: ids, albums: albums, from: from)
+        (ids, albums, from) = ([], [], [])
+        for spool in spools { unlink(spool) }
+        let reference = shards[0]
         do {
-            try RunOptions(catalog: catalog.source, field: field, records: catalog.records.count).claim(layout)
+            try RunOptions(catalog: reference.catalog.source, field: reference.field, records: summary.done + summary.failed).claim(layout)
         } catch {
             throw .io(error.description)
         }
-        BundleStamp(catalog: catalog, field: field, layout: layout)?.write(layout)
-
-        var summary = Summary()
+        BundleStamp(catalogSHA256: reference.catalog.sha256, field: reference.field, layout: layout)?.write(layout)
         summary.shards = shards.count
         summary.tarballs = shards.count { $0.isTarball }
-        summary.done = tally.done
-        summary.failed = tally.failed
-        summary.bytes = tally.bytes
-        summary.failuresByKind = tally.failuresByKind
         return summary
     }
 }

@@ -4,139 +4,176 @@ import Glibc
 import Foundation
 
 /// One shard bundle given to `merge`: a directory made by `run --shard`, or its `pack` tarball.
+///
+/// It is read once (`read`): its images are copied into the merge's staging directory, each
+/// file's size and sha256 noted, then its manifest is streamed through a `ShardDigest`, which
+/// checks every done item against the file copied for it. A tarball's `manifest.json` comes after
+/// `images/` (`pack` sorts by path), so the copy cannot wait for it: the files are checked when
+/// it comes, and its bytes are spooled beside the staged bundle for the pass that writes the
+/// merged manifest (a tarball is decompressed once, never unpacked whole).
 struct ShardBundle: Sendable {
     /// The path as given, for messages.
     let path: String
     let isTarball: Bool
-    let manifest: Manifest
-    /// Of a tarball's `manifest.json`, to see that the copy pass reads the same tarball.
+    let catalog: Manifest.CatalogInfo
+    let field: ImageField
+    let version: Int
+    /// What the manifest held, but not its items.
+    let digest: ShardDigest
+    /// The manifest to stream again when the merged one is written: the directory's own, or a
+    /// tarball's spooled copy; and its sha256, to see that it did not change in between.
+    let manifestPath: String
     let manifestSHA256: String
 
     /// What its manifest says of its shard; nil for a bundle of a whole catalog.
-    var info: Manifest.ShardInfo? { manifest.catalog.shard }
+    var info: Manifest.ShardInfo? { catalog.shard }
 
     /// `shard 2/4 (PATH)`, or just the path when it names no shard.
-    var name: String {
+    var name: String { Self.name(path, info) }
+
+    static func name(_ path: String, _ info: Manifest.ShardInfo?) -> String {
         info.map { "shard \($0.index)/\($0.count) (\(path))" } ?? path
     }
 
-    /// Reads the manifest of a directory, or of a tarball (a pass over it: `pack` puts
-    /// `manifest.json` last, and the copy must know the manifest before it starts).
-    static func open(_ path: String) throws(BundleError) -> ShardBundle {
-        switch BundleLayout.fileKind(atPath: path) {
-        case .directory:
-            var items: [Manifest.Item] = []
-            let header = try BundleLayout(root: URL(fileURLWithPath: path)).readManifest { items.append($0) }
-            guard let catalog = header.catalog, let field = header.field else {
-                throw .unreadableManifest(path: path, reason: "not a valid manifest.json: no catalog or field")
-            }
-            let manifest = Manifest(catalog: catalog, field: field, items: items, version: header.version ?? Manifest.currentVersion)
-            return ShardBundle(path: path, isTarball: false, manifest: manifest, manifestSHA256: "")
-        case .regular:
-            let stream = try TarballReader(path: path)
-            while let header = try stream.next(readingData: false) {
-                guard header.path == BundleLayout.manifestPath, header.isRegularFile else { continue }
-                // Streamed as it is decompressed, as a directory's is read: a manifest of a GiB
-                // of spaces costs a window, and an item over `ManifestReader.maxValue` is refused.
-                let hasher = SHA256Hasher()
-                var items: [Manifest.Item] = []
-                let read = try ManifestReader.read(
-                    source: path,
-                    pull: { buffer in
-                        let count = stream.read(into: buffer)
-                        if count > 0 { hasher.update(UnsafeRawBufferPointer(rebasing: buffer[..<count])) }
-                        return count
-                    },
-                    item: { items.append($0) })
-                guard let catalog = read.catalog, let field = read.field else {
-                    throw .unreadableManifest(path: path, reason: "not a valid manifest.json: no catalog or field")
-                }
-                let manifest = Manifest(catalog: catalog, field: field, items: items, version: read.version ?? Manifest.currentVersion)
-                return ShardBundle(path: path, isTarball: true, manifest: manifest, manifestSHA256: hasher.finish())
-            }
-            throw .noManifest(path)
-        case .symbolicLink, .other, .missing:
-            throw .notFound(path)
-        }
-    }
-
-    /// Copies the file of every done item into `copier`'s directory, each checked against the
-    /// manifest (size and sha256) as it is copied; returns a line per bad item, naming it.
-    /// Only `images/` is looked at: the page and anything else are rebuilt by `merge`.
-    func copyImages(with copier: ImageCopier) throws(MergeError) -> [String] {
-        var expected: [String: Manifest.Item] = [:]
-        for item in manifest.items where item.status == .done {
-            expected[item.path ?? KeyedStore.relativePath(for: item.id, format: item.format ?? .png) ?? "images/"] = item
-        }
-        var problems: [String] = []
-        var copied = Set<String>()
-        func check(_ path: String, _ result: Result<ImageCopier.Copied, ItemError>) {
-            guard let item = expected[path] else { return }
-            copied.insert(path)
-            switch result {
-            case .failure(let error): problems.append("\(name): \(item.id): \(error.description) (\(path))")
-            case .success(let copied):
-                if let bytes = item.bytes, bytes != copied.bytes {
-                    problems.append("\(name): \(item.id): size mismatch: \(copied.bytes) bytes, manifest says \(bytes) (\(path))")
-                } else if let sha256 = item.sha256, sha256 != copied.sha256 {
-                    problems.append("\(name): \(item.id): sha256 mismatch (\(path))")
-                }
-            }
-        }
-        func unexpected(_ path: String) {
-            problems.append("\(name): unexpected file \(path)")
-        }
+    /// Copies the shard's `images/` into `copier`'s directory and reads its manifest (a
+    /// tarball's spooled to `spool` on the way). Only `images/` and the manifest are looked at:
+    /// the page and anything else are rebuilt by `merge`.
+    static func read(_ path: String, into copier: ImageCopier, spool: String) throws(MergeError) -> ShardBundle {
+        var copies = ShardDigest.Copies()
+        var unexpected: [String] = []
+        var manifestPath = spool
+        var isTarball = false
         do throws(BundleError) {
-            if isTarball {
-                let stream = try TarballReader(path: path)
-                while let header = try stream.next(readingData: false) {
-                    let entry = header.path
-                    if entry == BundleLayout.manifestPath, header.isRegularFile {
-                        let hasher = SHA256Hasher()
-                        try stream.readData { hasher.update($0) }
-                        if hasher.finish() != manifestSHA256 {
-                            throw .unreadableManifest(path: path, reason: "manifest.json changed while merge read the tarball")
-                        }
-                        continue
-                    }
-                    guard entry.hasPrefix(BundleLayout.imagesPath + "/") else { continue }
-                    let name = entry.dropFirst(BundleLayout.imagesPath.count + 1)
-                    if name.isEmpty, header.isDirectory { continue }
-                    guard expected[entry] != nil, header.isRegularFile, !name.contains("/"), !copied.contains(entry) else {
-                        unexpected(entry)
-                        continue
-                    }
-                    check(entry, copier.copy(to: String(name)) { buffer, chunk throws(BundleError) in try stream.read(into: buffer, chunk) })
-                    if copier.full != nil { break }
-                }
-            } else {
+            switch BundleLayout.fileKind(atPath: path) {
+            case .directory:
                 let layout = BundleLayout(root: URL(fileURLWithPath: path))
+                try layout.requireManifest()
+                manifestPath = layout.manifest.path
                 for name in try layout.imageNames() {
-                    let entry = BundleLayout.imagesPath + "/" + name
-                    guard expected[entry] != nil else {
-                        unexpected(entry)
-                        continue
-                    }
-                    check(entry, copier.copy(file: layout.images.appendingPathComponent(name).path, to: name))
+                    copies.add(name, copier.copy(file: layout.images.appendingPathComponent(name).path, to: name))
                     if copier.full != nil { break }
                 }
+            case .regular:
+                isTarball = true
+                try copyTarball(path, into: copier, spool: spool, copies: &copies, unexpected: &unexpected)
+            case .symbolicLink, .other, .missing:
+                throw .notFound(path)
             }
         } catch {
             throw .bundle(error)
         }
         if let full = copier.full { throw .destinationFull(output: full.path, reason: full.reason) }
-        for (path, item) in expected where !copied.contains(path) {
-            problems.append("\(name): \(item.id): missing (\(path))")
+        return try digest(
+            path, isTarball: isTarball, manifestPath: manifestPath, copies: copies, unexpected: unexpected)
+    }
+
+    /// One pass over a tarball: its images copied, its manifest's bytes written to `spool`.
+    private static func copyTarball(
+        _ path: String, into copier: ImageCopier, spool: String,
+        copies: inout ShardDigest.Copies, unexpected: inout [String]
+    ) throws(BundleError) {
+        let stream = try TarballReader(path: path)
+        var sawManifest = false
+        while let header = try stream.next(readingData: false) {
+            let entry = header.path
+            if entry == BundleLayout.manifestPath, header.isRegularFile {
+                guard !sawManifest else { throw .unreadableManifest(path: path, reason: "the tarball holds manifest.json twice") }
+                sawManifest = true
+                let fd = open(spool, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+                guard fd >= 0 else { throw .cannotWrite(path: spool, reason: errnoText()) }
+                defer { close(fd) }
+                var failure: FileSystemError?
+                try stream.readData { chunk in
+                    if failure == nil { failure = writeAll(fd, chunk, path: spool) }
+                }
+                if let failure { throw .cannotWrite(path: spool, reason: failure.reason) }
+                continue
+            }
+            guard entry.hasPrefix(BundleLayout.imagesPath + "/") else { continue }
+            let name = String(entry.dropFirst(BundleLayout.imagesPath.count + 1))
+            if name.isEmpty, header.isDirectory { continue }
+            guard header.isRegularFile, !name.contains("/"), !copies.contains(name) else {
+                unexpected.append(entry)
+                continue
+            }
+            copies.add(name, copier.copy(to: name) { buffer, chunk throws(BundleError) in try stream.read(into: buffer, chunk) })
+            if copier.full != nil { return }
         }
-        return problems.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        if !sawManifest { throw .noManifest(path) }
+    }
+
+    /// Streams the manifest at `manifestPath` through a digest.
+    private static func digest(
+        _ path: String, isTarball: Bool, manifestPath: String,
+        copies: ShardDigest.Copies, unexpected: [String]
+    ) throws(MergeError) -> ShardBundle {
+        var digest: ShardDigest?
+        let hasher = SHA256Hasher()
+        let header: ManifestReader.Header
+        do throws(BundleError) {
+            let fd = openInBundle(manifestPath, O_RDONLY)
+            guard fd >= 0 else {
+                throw .unreadableManifest(path: path, reason: FileSystemError(.open, path: manifestPath, errno: errno).reason)
+            }
+            defer { close(fd) }
+            header = try ManifestReader.read(
+                source: path,
+                pull: { buffer in
+                    let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
+                    if count > 0 { hasher.update(UnsafeRawBufferPointer(rebasing: buffer[..<count])) }
+                    return count
+                },
+                catalog: { info in
+                    if digest == nil { digest = ShardDigest(name: name(path, info.shard), shard: info.shard?.shard, copies: copies) }
+                },
+                item: { (item) throws(BundleError) in
+                    guard digest != nil else {
+                        throw .unreadableManifest(path: path, reason: "not a valid manifest.json: its items come before its catalog")
+                    }
+                    digest!.add(item)
+                })
+        } catch {
+            throw .bundle(error)
+        }
+        guard let catalog = header.catalog, let field = header.field else {
+            throw .bundle(.unreadableManifest(path: path, reason: "not a valid manifest.json: no catalog or field"))
+        }
+        var done = digest ?? ShardDigest(name: name(path, catalog.shard), shard: catalog.shard?.shard, copies: copies)
+        done.finish(unexpected: unexpected)
+        return ShardBundle(
+            path: path, isTarball: isTarball, catalog: catalog, field: field, version: header.version ?? Manifest.currentVersion,
+            digest: done, manifestPath: manifestPath, manifestSHA256: hasher.finish())
     }
 }
 
 /// Writes new files into one directory, hashing what it writes; one 64 KiB buffer for all.
 final class ImageCopier {
+    /// A copied file's size and sha256, held by value (40 bytes, nothing on the heap): merge
+    /// keeps one per file until its manifest item comes.
     struct Copied {
         var bytes: Int64
-        var sha256: String
+        var sha256: Digest
+    }
+
+    /// A sha256 as four words, from and compared with its hex form.
+    struct Digest: Equatable {
+        var words: (UInt64, UInt64, UInt64, UInt64)
+
+        init?(hex: String) {
+            let utf8 = Array(hex.utf8)
+            // Lower-case only, as archiver writes it: another spelling is not the same text.
+            guard utf8.count == 64, utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
+            var words: [UInt64] = []
+            for start in stride(from: 0, to: 64, by: 16) {
+                guard let word = UInt64(String(decoding: utf8[start..<start + 16], as: UTF8.self), radix: 16) else { return nil }
+                words.append(word)
+            }
+            self.words = (words[0], words[1], words[2], words[3])
+        }
+
+        static func == (one: Digest, two: Digest) -> Bool {
+            one.words == two.words
+        }
     }
 
     private let directory: Int32
@@ -192,7 +229,7 @@ final class ImageCopier {
             return .failure(.io(error.description))
         }
         bytes += count
-        return .success(Copied(bytes: count, sha256: hasher.finish()))
+        return .success(Copied(bytes: count, sha256: Digest(hex: hasher.finish())!))
     }
 
     /// Copies the regular file at `source` (never through a link) to `name`.

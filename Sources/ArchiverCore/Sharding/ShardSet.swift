@@ -17,21 +17,21 @@ enum ShardSet {
             sharded.append((bundle, shard, info))
         }
         guard let reference = sharded.first else { return problems }
-        let catalog = reference.bundle.manifest.catalog
+        let catalog = reference.bundle.catalog
         func identity(_ info: Manifest.CatalogInfo) -> String {
             "catalog \(info.source) (sha256 \(info.sha256.prefix(12)), \(info.records) records)"
         }
         for other in sharded.dropFirst() {
-            let manifest = other.bundle.manifest
+            let manifest = other.bundle
             let (one, two) = (other.bundle.name, reference.bundle.name)
             if (manifest.catalog.source, manifest.catalog.sha256, manifest.catalog.records) != (catalog.source, catalog.sha256, catalog.records) {
                 problems.append("\(one) is of \(identity(manifest.catalog)), \(two) of \(identity(catalog))")
             }
-            if manifest.field != reference.bundle.manifest.field {
-                problems.append("\(one) archived --field \(manifest.field.rawValue), \(two) --field \(reference.bundle.manifest.field.rawValue)")
+            if manifest.field != reference.bundle.field {
+                problems.append("\(one) archived --field \(manifest.field.rawValue), \(two) --field \(reference.bundle.field.rawValue)")
             }
-            if manifest.version != reference.bundle.manifest.version {
-                problems.append("\(one) has a manifest of version \(manifest.version), \(two) of version \(reference.bundle.manifest.version)")
+            if manifest.version != reference.bundle.version {
+                problems.append("\(one) has a manifest of version \(manifest.version), \(two) of version \(reference.bundle.version)")
             }
             if other.shard.count != reference.shard.count {
                 problems.append("\(one) is one of \(other.shard.count) shards, \(two) one of \(reference.shard.count)")
@@ -46,32 +46,29 @@ enum ShardSet {
         for index in 1...count where byIndex[index] == nil {
             problems.append("shard \(index)/\(count) is missing")
         }
-        for (bundle, shard, info) in sharded {
-            let items = bundle.manifest.items
-            if items.count != info.records {
-                problems.append("\(bundle.name) lists \(items.count) items, but says its shard has \(info.records)")
+        for (bundle, _, info) in sharded {
+            let digest = bundle.digest
+            if let outOfOrder = digest.outOfOrder { problems.append(outOfOrder) }
+            if digest.items != info.records {
+                problems.append("\(bundle.name) lists \(digest.items) items, but says its shard has \(info.records)")
             }
-            let pending = items.count { $0.status == .pending }
+            let pending = digest.pending
             if pending > 0 {
                 problems.append("\(bundle.name) is unfinished: \(pending) item\(pending == 1 ? "" : "s") pending; run it again to finish it")
             }
-            // A done item's file is copied by the manifest's path: one that is not the id's own
-            // name (another id's, `images/zzz.png`) would leave the merged item without its file.
-            let misplaced = items.filter { item in
-                item.status == .done && !(item.path.map { Manifest.isOwnPath($0, for: item.id) } ?? true)
-            }
-            if !misplaced.isEmpty {
-                let examples = misplaced.prefix(5).map { "\($0.id): \($0.path ?? "")" }.joined(separator: ", ")
+            let misplaced = digest.misplaced
+            if misplaced.count > 0 {
+                let examples = misplaced.examples.joined(separator: ", ")
                 problems.append("\(bundle.name) has \(misplaced.count) item\(misplaced.count == 1 ? "" : "s") whose path is not the id's own file name (\(examples)\(misplaced.count > 5 ? ", ..." : ""))")
             }
-            let strangers = items.filter { !shard.contains(url: $0.url) }.map(\.id)
-            if !strangers.isEmpty {
-                let examples = strangers.prefix(5).map(\.description).joined(separator: ", ")
+            let strangers = digest.strangers
+            if strangers.count > 0 {
+                let examples = strangers.examples.joined(separator: ", ")
                 problems.append("\(bundle.name) holds \(strangers.count) item\(strangers.count == 1 ? "" : "s") of other shards (\(examples)\(strangers.count > 5 ? ", ..." : ""))")
             }
         }
         if problems.isEmpty {
-            let total = sharded.reduce(0) { $0 + $1.bundle.manifest.items.count }
+            let total = sharded.reduce(0) { $0 + $1.bundle.digest.items }
             if total != catalog.records {
                 problems.append("the shards hold \(total) records, their catalog \(catalog.records)")
             }

@@ -109,6 +109,11 @@ enum Fixtures {
         try Manifest.read(from: BundleLayout(root: out).manifest)
     }
 
+    /// Names in a directory, sorted; none if it is missing.
+    static func fileNames(in directory: URL) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).sorted()
+    }
+
     /// Names in `images/`, sorted.
     static func imageNames(in out: URL) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: BundleLayout(root: out).images.path)) ?? []).sorted()

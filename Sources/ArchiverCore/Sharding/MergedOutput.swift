@@ -1,0 +1,139 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// Writes the merged `manifest.json`, gallery and journal in one pass over the shards' manifests,
+/// joined in id order: each shard's items come from its own `ManifestStream`, and the ids (merged
+/// first, from the digests) say which shard holds the next one. The item bytes are the shards'
+/// own items written by the run's encoder (`ManifestEncoding`) and gallery writer
+/// (`GalleryWriter`), so they are the bytes one run of the whole catalog writes.
+struct MergedOutput {
+    let layout: BundleLayout
+    let shards: [ShardBundle]
+
+    /// Records joined so far, for progress.
+    let joined: Locked<Int>
+
+    /// The ids in id order, their albums, and the index of the shard that holds each; an id in
+    /// two shards is refused.
+    static func order(_ shards: [ShardBundle]) throws(MergeError) -> (ids: [RecordID], albums: [Int], from: [UInt16]) {
+        let total = shards.reduce(0) { $0 + $1.digest.ids.count }
+        var ids: [RecordID] = []
+        var albums: [Int] = []
+        var from: [UInt16] = []
+        ids.reserveCapacity(total)
+        albums.reserveCapacity(total)
+        from.reserveCapacity(total)
+        var heads = [Int](repeating: 0, count: shards.count)
+        while ids.count < total {
+            var best = -1
+            for (shard, head) in heads.enumerated() where head < shards[shard].digest.ids.count {
+                if best < 0 || shards[shard].digest.ids[head] < shards[best].digest.ids[heads[best]] { best = shard }
+            }
+            let id = shards[best].digest.ids[heads[best]]
+            if let last = ids.last, last == id {
+                let other = shards[Int(from[from.count - 1])]
+                throw .refused(["\(id) is in both \(other.name) and \(shards[best].name)"])
+            }
+            ids.append(id)
+            albums.append(shards[best].digest.albums[heads[best]])
+            from.append(UInt16(best))
+            heads[best] += 1
+        }
+        return (ids, albums, from)
+    }
+
+    /// Writes the three files; returns the tally.
+    func write(ids: [RecordID], albums: [Int], from: [UInt16]) throws(MergeError) -> BundleMerger.Summary {
+        let reference = shards[0]
+        let count = ids.count
+        let catalog = Manifest.CatalogInfo(source: reference.catalog.source, sha256: reference.catalog.sha256, records: count)
+        let streams = shards.map { ManifestStream(path: $0.manifestPath, source: $0.path) }
+        defer { streams.forEach { $0.cancel() } }
+        var summary = BundleMerger.Summary()
+        do {
+            let manifest = try AtomicFileWriter(path: layout.manifest.path, sync: false)
+            defer { manifest.discard() }
+            let journal = try AtomicFileWriter(path: layout.journal.path, sync: false)
+            defer { journal.discard() }
+            let gallery = try GalleryWriter(
+                layout: layout, source: catalog.source, count: count, sync: false,
+                id: { ids[$0] }, album: { albums[$0] })
+            var manifestBytes = ManifestEncoding.head(catalog: catalog, field: reference.field)
+            var journalBytes: [UInt8] = []
+            // What the gallery's summary pages make again at the end: failures and album covers.
+            var kept: [Int: Manifest.Item] = [:]
+            for index in 0..<count {
+                let shard = Int(from[index])
+                let item: Manifest.Item?
+                do throws(BundleError) { item = try streams[shard].next() } catch { throw MergeFailure.bundle(error) }
+                guard let item, item.id == ids[index] else { throw MergeFailure.changed(shards[shard].path) }
+                ManifestEncoding.append(item, index: index, to: &manifestBytes)
+                gallery.add(item)
+                if item.status == .failed || gallery.covers.last?.cover == Int32(index) { kept[index] = item }
+                if item.status != .pending { journalBytes += Array(JournalLine.encode(Self.record(item)).utf8) }
+                switch item.status {
+                case .done:
+                    summary.done += 1
+                    summary.bytes += item.bytes ?? 0
+                case .failed:
+                    summary.failed += 1
+                    summary.failuresByKind[item.error?.kind ?? "unknown", default: 0] += 1
+                case .pending: break
+                }
+                if manifestBytes.count >= 1 << 16 {
+                    manifest.append(manifestBytes)
+                    manifestBytes.removeAll(keepingCapacity: true)
+                }
+                if journalBytes.count >= 1 << 16 {
+                    journal.append(journalBytes)
+                    journalBytes.removeAll(keepingCapacity: true)
+                }
+                if index & 1023 == 1023 { joined.withLock { $0 = index + 1 } }
+            }
+            joined.withLock { $0 = count }
+            for (shard, stream) in streams.enumerated() {
+                let more: Manifest.Item?
+                let sha256: String
+                do throws(BundleError) {
+                    more = try stream.next()
+                    sha256 = try stream.sha256()
+                } catch {
+                    throw MergeFailure.bundle(error)
+                }
+                if more != nil || sha256 != shards[shard].manifestSHA256 { throw MergeFailure.changed(shards[shard].path) }
+            }
+            manifestBytes += ManifestEncoding.tail(version: Manifest.currentVersion, items: count)
+            manifest.append(manifestBytes)
+            journal.append(journalBytes)
+            try gallery.commit(counts: [.done: summary.done, .failed: summary.failed, .pending: 0], item: { kept[$0]! })
+            try manifest.commit()
+            try journal.commit()
+        } catch let failure as MergeFailure {
+            switch failure {
+            case .bundle(let error): throw .bundle(error)
+            case .changed(let path): throw .bundle(.unreadableManifest(path: path, reason: "manifest.json changed while merge read it"))
+            }
+        } catch let error as FileSystemError {
+            throw .fileSystem(error)
+        } catch {
+            throw .io("\(error)")
+        }
+        return summary
+    }
+
+    /// The journal's line for an item, as a completed run leaves it.
+    static func record(_ item: Manifest.Item) -> ItemRecord {
+        ItemRecord(
+            id: item.id, url: item.url, source: item.source, status: item.status, bytes: item.bytes ?? 0,
+            sha256: item.sha256 ?? "", width: item.width ?? 0, height: item.height ?? 0, attempts: item.attempts,
+            error: item.error, validators: Validators(etag: item.etag, lastModified: item.lastModified),
+            format: item.format ?? .png, frames: item.frames ?? 1)
+    }
+
+    private enum MergeFailure: Error {
+        case bundle(BundleError)
+        case changed(String)
+    }
+}
