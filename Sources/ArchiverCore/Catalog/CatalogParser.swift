@@ -62,13 +62,27 @@ struct CatalogParser {
 
     private enum Key {
         case id, group, title, url, thumbnailUrl, sha256, other
+
+        var bit: UInt8 {
+            switch self {
+            case .id: 1
+            case .group: 2
+            case .title: 4
+            case .url: 8
+            case .thumbnailUrl: 16
+            case .sha256: 32
+            case .other: 64
+            }
+        }
     }
 
     mutating func object(_ fields: Fields) throws(Failure) -> CatalogRecord {
         let start = index
         var group: Int?, id: RecordID?, title: String?, url: String?, thumbnailUrl: String?, sha256: String?
         var urlProblem: String?, thumbnailProblem: String?
-        var seen: Set<Key> = []
+        // Keys seen, one bit each: a Set hashed every key of every record (records are read
+        // several times a run).
+        var seen: UInt8 = 0
         skipSpace()
         guard try peek() == 0x7B else { throw invalid("a record is not a JSON object") }
         index += 1
@@ -82,9 +96,10 @@ struct CatalogParser {
                 let key = try key()
                 // A key the run reads given twice is refused, as a CSV header naming it twice is:
                 // which of the two counts would otherwise be the parser's choice.
-                if key != .other, !seen.insert(key).inserted {
+                if key != .other, seen & key.bit != 0 {
                     throw Failure(offset: keyStart, message: "the record has the key \(keyText(key)) twice", needsMore: false)
                 }
+                seen |= key.bit
                 skipSpace()
                 guard try peek() == 0x3A else { throw invalid("expected ':' after a key") }
                 index += 1
