@@ -29,12 +29,6 @@ struct KeyedStore: Sendable {
         fileName(for: id, format: format).map { "images/" + $0 }
     }
 
-    /// Whether `path` (as a manifest records it) is the file an item with `id` may have: its
-    /// own stem in `images/` with one of the formats' extensions; the format is returned.
-    static func format(ofPath path: String, for id: RecordID) -> ImageFormat? {
-        ImageFormat.allCases.first { relativePath(for: id, format: $0) == path }
-    }
-
     /// The absolute path of the file named `name` (built as a string: `URL.appendingPathComponent`
     /// stats the file system to decide whether the result is a directory).
     func path(named name: String) -> String {
