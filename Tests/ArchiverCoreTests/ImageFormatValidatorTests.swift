@@ -120,7 +120,7 @@ final class ImageFormatValidatorTests: XCTestCase {
 
     func testEachFormatsValidatorCalledDirectlyCallsOtherBodiesNotImages() {
         let html = Data("<html></html>".utf8)
-        let validators: [any ImageValidating] = [JPEGValidator(), WebPValidator(), GIFValidator()]
+        let validators: [any ImageValidating] = [ShimValidator(.jpeg), ShimValidator(.webp), ShimValidator(.gif)]
         for validator in validators {
             for body in [Data(), html, PNGFixtures.solid()] {
                 XCTAssertThrowsError(try validator.validate(body)) { error in

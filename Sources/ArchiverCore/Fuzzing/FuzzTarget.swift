@@ -7,7 +7,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// `PNGValidator` in both modes on the whole body, and the streaming check of `verify` and
     /// `pack` fed in pieces whose size the first byte picks: the two verdicts must agree.
     case png
-    /// `JPEGValidator`, `WebPValidator`, `GIFValidator` in both modes: whatever full mode accepts,
+    /// `ShimValidator` (libjpeg-turbo, libwebp, giflib) in both modes: whatever full mode accepts,
     /// structure mode accepts with the same size and frames (full mode only adds the decode).
     case jpeg, webp, gif
     /// `Catalog(source:data:)`: the scanner, the JSONDecoder fallback, then every record read.
@@ -27,9 +27,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     public func run(_ bytes: UnsafeRawBufferPointer) {
         switch self {
         case .png: Self.png(bytes)
-        case .jpeg: Self.image(bytes, JPEGValidator.init)
-        case .webp: Self.image(bytes, WebPValidator.init)
-        case .gif: Self.image(bytes, GIFValidator.init)
+        case .jpeg: Self.image(bytes, .jpeg)
+        case .webp: Self.image(bytes, .webp)
+        case .gif: Self.image(bytes, .gif)
         case .catalog: Self.catalog(bytes)
         case .journal: Self.journal(bytes)
         case .csv: Self.csv(bytes)
@@ -72,12 +72,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         }
     }
 
-    private static func image<Validator: ImageValidating>(
-        _ bytes: UnsafeRawBufferPointer, _ make: (ValidationMode, Int) -> Validator
-    ) {
+    private static func image(_ bytes: UnsafeRawBufferPointer, _ format: ImageFormat) {
         let data = Data(bytes)
-        let structure = try? make(.structure, 16384).validate(data)
-        guard let full = try? make(.full, 16384).validate(data) else { return }
+        let structure = try? ShimValidator(format, mode: .structure).validate(data)
+        guard let full = try? ShimValidator(format, mode: .full).validate(data) else { return }
         precondition(structure == full, "full mode accepted what structure mode did not, or saw another size")
     }
 

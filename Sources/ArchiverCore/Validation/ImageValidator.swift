@@ -57,9 +57,7 @@ struct ImageValidator: ImageValidating {
     func validator(for format: ImageFormat) -> any ImageValidating {
         switch format {
         case .png: PNGValidator(mode: mode, maxDimension: maxDimension)
-        case .jpeg: JPEGValidator(mode: mode, maxDimension: maxDimension)
-        case .webp: WebPValidator(mode: mode, maxDimension: maxDimension)
-        case .gif: GIFValidator(mode: mode, maxDimension: maxDimension)
+        case .jpeg, .webp, .gif: ShimValidator(format, mode: mode, maxDimension: maxDimension)
         }
     }
 }
