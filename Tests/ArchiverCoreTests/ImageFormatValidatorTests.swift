@@ -163,7 +163,7 @@ final class ImageFormatValidatorTests: XCTestCase {
     /// Deterministic damage to every good file; what matters is that the process survives (and,
     /// under AddressSanitizer, that nothing overflows or leaks).
     func testRandomDamageNeverCrashesEitherMode() throws {
-        var generator = CorpusSplitMix64(seed: 0xC0FFEE)
+        var generator = SeededGenerator(seed: 0xC0FFEE)
         let good = try expectations().filter { $0.verdicts[.full]?.contains("x") == true && !$0.file.contains("large") }
         for item in good {
             let source = [UInt8](try data(item.file))
@@ -293,18 +293,5 @@ final class ImageFormatValidatorTests: XCTestCase {
         var usage = rusage()
         getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
         return usage.ru_maxrss * 1024
-    }
-}
-
-/// A small seeded generator so the damage test is the same on every run.
-private struct CorpusSplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

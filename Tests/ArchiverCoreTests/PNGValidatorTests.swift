@@ -174,7 +174,7 @@ final class PNGValidatorTests: XCTestCase {
     func testRandomDamageNeverCrashesEitherMode() {
         // Deterministic mutations; the assertion that matters is that the process survives
         // (and, under --sanitize=address, that nothing leaks or overflows).
-        var generator = SplitMix64(seed: 0x5EED)
+        var generator = SeededGenerator(seed: 0x5EED)
         let sources = [PNGFixtures.solid(width: 16, height: 16),
                        PNGFixtures.build(width: 9, height: 7, colorType: 2, channels: 3, interlaced: true) { x, y in
                            [UInt8(x), UInt8(y), UInt8(x ^ y)]
@@ -221,18 +221,5 @@ final class PNGValidatorTests: XCTestCase {
                 XCTAssertTrue(message.contains(fragment), "\(mode) \(context): \(message)", file: file, line: line)
             }
         }
-    }
-}
-
-/// A small seeded generator so the damage test is the same on every run.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -14,6 +14,12 @@ struct SeededGenerator: RandomNumberGenerator {
         print("\(file) \(test): TEST_SEED=\(chosen)")
     }
 
+    /// A fixed seed, for a test whose inputs are the same on every run (nothing printed).
+    init(seed: UInt64) {
+        self.seed = seed
+        state = seed
+    }
+
     /// SplitMix64.
     mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
