@@ -91,8 +91,10 @@ final class CatalogSchema: Sendable {
     /// `record` with any password in its image URLs taken out (`URLPasswords`).
     func redacting(_ record: inout CatalogRecord) {
         guard let passwords else { return }
-        record.url = passwords.redacting(record.url)
-        record.thumbnailUrl = passwords.redacting(record.thumbnailUrl)
+        // Assigned only when there may be a password: most records have none, and writing the
+        // same string back cost a retain and a release per field.
+        if URLPasswords.mayHoldPassword(record.url) { record.url = passwords.redacting(record.url) }
+        if URLPasswords.mayHoldPassword(record.thumbnailUrl) { record.thumbnailUrl = passwords.redacting(record.thumbnailUrl) }
     }
 
     static let standard = CatalogSchema(CatalogOptions())

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Passwords taken out of URLs (`https://user:password@host/a.png`) as a run reads them, so
 /// that everything the run keeps or shows holds `https://user:***@host/a.png` instead.
 ///
@@ -50,9 +54,17 @@ public final class URLPasswords: Sendable, Equatable {
     }
 
     /// The URL's parts around its password; nil when it has none (the common case costs one
-    /// scan for `@`).
+    /// scan for `@`, `mayHoldPassword`).
+    /// Whether `url` has an `@` at all: without one it holds no password.
+    static func mayHoldPassword(_ url: String) -> Bool {
+        // memchr over the contiguous bytes: every URL of every catalog read passes here, and the
+        // generic `utf8.contains` cost 1% of a run's CPU.
+        url.utf8.withContiguousStorageIfAvailable { $0.isEmpty ? false : memchr($0.baseAddress!, 0x40, $0.count) != nil }
+            ?? url.utf8.contains(UInt8(ascii: "@"))
+    }
+
     private static func split(_ url: String) -> Parts? {
-        guard url.utf8.contains(UInt8(ascii: "@")), let schemeEnd = url.range(of: "://") else { return nil }
+        guard mayHoldPassword(url), let schemeEnd = url.range(of: "://") else { return nil }
         let authority = url[schemeEnd.upperBound...].prefix { !"/?#".contains($0) }
         guard let at = authority.lastIndex(of: "@") else { return nil }
         let userInfo = authority[..<at]

@@ -220,19 +220,17 @@ final class FetchOperation: Operation, @unchecked Sendable {
         switch outcome {
         case .cancelled, .failed(.timeout, _): return
         case .failed(.unreachable(let reason, _), _):
-            let host = HostLanes.host(of: job.address)
-            let mirrored = job.targets.first.map { HostLanes.host(of: $0.url) != host } ?? false
-            stages.hosts.unreachable(host, url: job.address, reason: reason, mirrored: mirrored)
+            let mirrored = job.targets.first.map { HostLanes.host(of: $0.url) != job.host } ?? false
+            stages.hosts.unreachable(job.host, url: job.address, reason: reason, mirrored: mirrored)
         default:
-            stages.hosts.answered(HostLanes.host(of: job.address))
+            stages.hosts.answered(job.host)
         }
     }
 
     /// The failure for job `index` when its host is down, else nil.
     private func hostDown(_ index: Int) -> ItemError? {
         let job = jobs[index]
-        let host = HostLanes.host(of: job.address)
-        return stages.hosts.down(host).map { .hostDown(host: host, reason: $0, url: job.address) }
+        return stages.hosts.down(job.host).map { .hostDown(host: job.host, reason: $0, url: job.address) }
     }
 
     /// The URL's request is over. With `recorded`, its outcome is on its way to the journal

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Which hosts are down for the rest of a run: a host whose name did not resolve, or that
 /// refused or failed every connection, on `threshold` distinct URLs in a row without ever
 /// answering in this run.
@@ -54,6 +56,8 @@ struct HostHealth {
 /// host, that it is down.
 final class HostWatch: Sendable {
     private let health = Locked(HostHealth())
+    /// Whether any host is down: asked before every request, it spares the lock while none is.
+    private let anyDown = Atomic<Bool>(false)
     private let say: @Sendable (String) -> Void
 
     /// `say` gets one line per host that goes down.
@@ -62,7 +66,8 @@ final class HostWatch: Sendable {
     }
 
     func down(_ host: String) -> String? {
-        health.withLock { $0.down(host) }
+        guard anyDown.load(ordering: .acquiring) else { return nil }
+        return health.withLock { $0.down(host) }
     }
 
     func answered(_ host: String) {
@@ -73,6 +78,7 @@ final class HostWatch: Sendable {
     /// the URL is a `--mirror`'s rewrite (else the hint names `--mirror`).
     func unreachable(_ host: String, url: String, reason: String, mirrored: Bool) {
         guard health.withLock({ $0.unreachable(host, url: url, reason: reason) }) else { return }
+        anyDown.store(true, ordering: .releasing)
         say(Self.line(host: host, reason: reason, mirrored: mirrored))
     }
 

@@ -42,6 +42,9 @@ struct FetchJob: Sendable {
     var targets: [Target]
     /// `source` as text, made once here rather than for every record on the writer.
     let address: String
+    /// The scheme, host and port of `source` (`HostLanes.host(of:)`): its lane and its entry in
+    /// the host watch, made once per job rather than at every step that asks.
+    let host: String
     /// What to ask the server with (a conditional request): the validators every target was
     /// done with, when they all have the same; otherwise nil, a plain GET (a 304 would leave a
     /// target without its file).
@@ -51,6 +54,7 @@ struct FetchJob: Sendable {
         self.source = source
         self.targets = targets
         address = source.absoluteString
+        host = HostLanes.host(of: address)
         let validators = targets.first?.previous?.validators
         ifChanged = validators.flatMap { validators in
             !validators.isEmpty && targets.allSatisfy({ $0.previous?.validators == validators }) ? validators : nil
