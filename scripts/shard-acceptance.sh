@@ -66,7 +66,7 @@ echo "== merge against pack: time (figures) and memory (release binary, 5 rounds
 timing=$work
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then timing=$(mktemp -d /dev/shm/archiver-merge-timing.XXXXXX); fi
 # Times are printed, not checked (make bench is where speed is judged); memory is checked: merge
-# streams, so its peak stays near pack's (README: 32 against 28 MiB) whatever the images' size.
+# streams, so its peak stays near pack's (bench/README.md: 32 against 28 MiB) whatever the images' size.
 python3 - "$archiver" "$work" "$timing" <<'PY'; check "merge of 4 packed shards peaks under 64 MiB" $? "see above"
 import resource, statistics, subprocess, sys, time
 archiver, work, timing = sys.argv[1:]
