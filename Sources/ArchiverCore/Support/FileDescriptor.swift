@@ -3,8 +3,8 @@ import Glibc
 #endif
 import Foundation
 
-/// An open file or socket: the one place that calls `open`, `read`, `write` and `close`,
-/// retries a call a signal interrupted (EINTR), and turns a `-1` into the `Errno` it left.
+/// An open file or socket: where ArchiverCore calls `open`, `read`, `write` and `close`, retries
+/// a call a signal interrupted (EINTR), and turns a `-1` into the `Errno` it left.
 ///
 /// Modelled on swift-system's `FileDescriptor`: a plain value, so it cannot close itself; whoever
 /// opened it calls `close()` once (or uses `closeAfter`). Callers turn an `Errno` into their
