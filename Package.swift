@@ -24,6 +24,8 @@ let package = Package(
         .target(name: "CWebP", linkerSettings: [.linkedLibrary("webpdemux"), .linkedLibrary("webp")]),
         .target(name: "CGIF", linkerSettings: [.linkedLibrary("gif")]),
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
+        // Linux constants Swift's Glibc leaves out (those behind _GNU_SOURCE), from the headers.
+        .target(name: "CSystem"),
         .target(
             name: "CArchiverBuild",
             cSettings: commit.map { [.define("CARCHIVER_COMMIT", to: "\"\($0)\"")] } ?? []
@@ -39,7 +41,7 @@ let package = Package(
             providers: [.apt(["libarchive-dev"])]
         ),
         .target(name: "ArchiverCore", dependencies: [
-            "CPNG", "CJPEG", "CWebP", "CGIF", "CCurl", "CLibCrypto", "CLibArchive",
+            "CPNG", "CJPEG", "CWebP", "CGIF", "CCurl", "CSystem", "CLibCrypto", "CLibArchive",
         ]),
         // The built-in image server (`archiver serve`, the demo and the tests); the archiver's own
         // pipeline never calls it.

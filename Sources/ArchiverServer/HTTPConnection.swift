@@ -1,3 +1,4 @@
+import ArchiverCore
 import Dispatch
 import Foundation
 import Glibc
@@ -34,6 +35,9 @@ struct HTTPConnection {
     let fd: Int32
     private var buffer: [UInt8] = []
     private var start = 0
+
+    /// `fd`, for the calls that retry when a signal interrupts them.
+    private var socket: FileDescriptor { FileDescriptor(rawValue: fd) }
 
     init(fd: Int32) {
         self.fd = fd
@@ -181,25 +185,22 @@ struct HTTPConnection {
         while true {
             let remaining = deadline - Self.now
             guard remaining > 0 else { return .timedOut }
-            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, Int32(min(remaining * 1000, 3_600_000).rounded(.up)))
-            if ready < 0 && errno != EINTR { return .closed }
-            if ready > 0 { return fill() ? .data : .closed }
+            do {
+                if try socket.waitReadable(milliseconds: Int32(min(remaining * 1000, 3_600_000).rounded(.up))) {
+                    return fill() ? .data : .closed
+                }
+            } catch {
+                return .closed
+            }
         }
     }
 
     /// Reads more bytes into the buffer; false at end of stream or on error.
     private mutating func fill() -> Bool {
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count > 0 {
-                buffer.append(contentsOf: chunk[0..<count])
-                return true
-            }
-            if count < 0 && errno == EINTR { continue }
-            return false
-        }
+        guard let count = chunk.withUnsafeMutableBytes({ try? socket.receive(into: $0) }), count > 0 else { return false }
+        buffer.append(contentsOf: chunk[0..<count])
+        return true
     }
 
     /// Skips a body of `length` bytes; false when it ends early or stalls for `idle` seconds.
@@ -232,18 +233,7 @@ struct HTTPConnection {
     }
 
     private func write(_ data: Data) -> Bool {
-        data.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let sent = Glibc.send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
-                if sent < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += sent
-            }
-            return true
-        }
+        data.withUnsafeBytes { bytes in (try? socket.send(all: bytes)) != nil }
     }
 
     private func writeRepeating(_ chunk: Data, total: Int64) -> Bool {

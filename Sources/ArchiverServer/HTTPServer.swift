@@ -184,12 +184,13 @@ public final class HTTPServer: Sendable {
 
     private func acceptLoop() {
         while true {
-            let fd = accept(listener, nil, nil)
-            if fd < 0 {
-                let code = errno
+            let fd: Int32
+            do {
+                fd = try FileDescriptor(rawValue: listener).accept().rawValue
+            } catch {
                 if state.withLock({ $0.stopped }) { return }
-                switch code {
-                case EINTR, ECONNABORTED, EPROTO:
+                switch error.rawValue {
+                case ECONNABORTED, EPROTO:
                     continue
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:
                     usleep(10_000)  // Out of descriptors: let some connections finish.

@@ -22,6 +22,21 @@ final class FileSystemErrorTests: XCTestCase {
         }
     }
 
+    /// A run that cannot make its bundle's directories ends with the `FileSystemError` itself
+    /// (kind `io`), not its text.
+    func testARunThatCannotMakeItsBundleKeepsTheFileSystemError() throws {
+        let server = try Fixtures.placeholderServer()
+        let config = Fixtures.configuration(out: URL(fileURLWithPath: "/proc/archiver-test/out"), server: server)
+        let archiver = Archiver(configuration: config, fetcher: Fixtures.fetcher(for: config))
+        XCTAssertThrowsError(try archiver.run(catalog: try Fixtures.catalog(Fixtures.records(1)))) {
+            guard case .fileSystem(let error) = $0 as? RunError else { return XCTFail("\($0)") }
+            XCTAssertEqual(error.operation, .create)
+            XCTAssertEqual(error.errno, ENOENT)
+            XCTAssertEqual(($0 as? RunError)?.kind, "io")
+            XCTAssertEqual("\($0)", "cannot create \(error.path): No such file or directory")
+        }
+    }
+
     func testTheJournalSaysWhatItCouldNotOpen() {
         let path = directory.appendingPathComponent("missing/journal").path
         XCTAssertThrowsError(try Journal(path: path)) {

@@ -191,7 +191,7 @@ final class HostileBundleTests: XCTestCase {
             close(writeEnd)
         }
         writer.start()
-        XCTAssertThrowsError(try CatalogLoader.standardInput(kept: kept, options: CatalogOptions(), input: fds[0], limit: 1 << 20)) { error in
+        XCTAssertThrowsError(try CatalogLoader.standardInput(kept: kept, options: CatalogOptions(), input: FileDescriptor(rawValue: fds[0]), limit: 1 << 20)) { error in
             XCTAssertEqual("\(error)", "cannot read catalog -: over 1 MiB, the most standard input may hold")
         }
         close(fds[0])

@@ -74,11 +74,8 @@ extension BundleLayout {
     @discardableResult
     func readManifest(item: (Manifest.Item) throws(BundleError) -> Void = { _ in }) throws(BundleError) -> ManifestReader.Header {
         try requireManifest()
-        let fd = openInBundle(manifest.path, O_RDONLY)
-        guard fd >= 0 else {
-            throw .unreadableManifest(path: root.path, reason: FileSystemError(.open, path: manifest.path, errno: errno).reason)
-        }
-        defer { close(fd) }
+        let fd = try ManifestReader.open(manifest.path, source: root.path)
+        defer { fd.close() }
         return try ManifestReader.read(descriptor: fd, source: root.path, item: item)
     }
 }

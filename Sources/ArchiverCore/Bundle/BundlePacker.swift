@@ -81,13 +81,15 @@ public struct BundlePacker: Sendable {
                     try writer.addDirectory(path)
                 } else {
                     let file = directory.appendingPathComponent(path).path
-                    let fd = openInBundle(file, O_RDONLY)
-                    var info = stat()
-                    guard fd >= 0, fstat(fd, &info) == 0 else {
-                        if fd >= 0 { close(fd) }
-                        throw BundleError.unreadableFile(path: file, reason: FileSystemError(.open, path: file, errno: errno).reason)
+                    let fd: FileDescriptor
+                    do {
+                        fd = try openInBundle(file, O_RDONLY)
+                    } catch {
+                        throw BundleError.unreadableFile(path: file, reason: FileSystemError(.open, path: file, errno: error).reason)
                     }
-                    defer { close(fd) }
+                    defer { fd.close() }
+                    let info: stat
+                    do { info = try fd.status() } catch { throw BundleError.unreadableFile(path: file, reason: error.description) }
                     try writer.addFile(path, size: Int64(info.st_size), from: fd)
                 }
             }
@@ -108,9 +110,9 @@ public struct BundlePacker: Sendable {
 
     /// The size and sha256 of the file at `path`, read a piece at a time.
     private static func digest(of path: String) throws(BundleError) -> (Int64, String) {
-        let fd = openInBundle(path, O_RDONLY)
-        guard fd >= 0 else { throw .unreadableFile(path: path, reason: errnoText()) }
-        defer { close(fd) }
+        let fd: FileDescriptor
+        do { fd = try openInBundle(path, O_RDONLY) } catch { throw .unreadableFile(path: path, reason: error.description) }
+        defer { fd.close() }
         let hasher = SHA256Hasher()
         switch FileChunks.read(fd, hasher.update) {
         case .success(let bytes): return (bytes, hasher.finish())

@@ -72,7 +72,7 @@ public struct BundleVerifier: Sendable {
         var listed = Set<String>()
         var items = 0, failed = 0
         rewind(manifest)
-        _ = try ManifestReader.read(descriptor: fileno(manifest), source: tarball.path) { item in
+        _ = try ManifestReader.read(descriptor: FileDescriptor(rawValue: fileno(manifest)), source: tarball.path) { item in
             items += 1
             if item.status == .failed { failed += 1 }
             guard item.status == .done else { return }
@@ -116,7 +116,7 @@ public struct BundleVerifier: Sendable {
         rewind(manifest)
         // Every file kept is one the manifest lists: the others are strays already.
         var tally = VerificationTally(source: tarball.path, tracksListed: false)
-        _ = try ManifestReader.read(descriptor: fileno(manifest), source: tarball.path) { item in
+        _ = try ManifestReader.read(descriptor: FileDescriptor(rawValue: fileno(manifest)), source: tarball.path) { item in
             guard let path = tally.count(item) else { return }
             var facts: FileFacts?
             if path.hasPrefix(prefix) {
@@ -131,13 +131,16 @@ public struct BundleVerifier: Sendable {
     /// Copies the current entry's data to an unnamed temporary file.
     private func spool(_ reader: TarballReader, tarball: String) throws(BundleError) -> UnsafeMutablePointer<FILE> {
         guard let file = tmpfile() else { throw .unreadableTarball(path: tarball, reason: "no temporary file: \(errnoText())") }
-        var failure: FileSystemError?
+        let fd = FileDescriptor(rawValue: fileno(file))
+        var failure: Errno?
         try reader.readData { piece in
-            if failure == nil { failure = writeAll(fileno(file), piece, path: "a temporary file") }
+            if failure == nil {
+                do throws(Errno) { try fd.write(all: piece) } catch { failure = error }
+            }
         }
         if let failure {
             fclose(file)
-            throw .unreadableTarball(path: tarball, reason: failure.description)
+            throw .unreadableTarball(path: tarball, reason: FileSystemError(.write, path: "a temporary file", errno: failure).description)
         }
         return file
     }

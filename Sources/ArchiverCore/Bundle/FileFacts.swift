@@ -83,9 +83,13 @@ struct FileFacts: Sendable, Equatable {
         guard let found = images.kind(of: name) else { return nil }
         guard found.isRegular else { return FileFacts(isRegularFile: false) }
         if let limit, found.size != limit { return FileFacts(bytes: found.size) }
-        let fd = images.openFile(name)
-        guard fd >= 0 else { throw .unreadableFile(path: BundleLayout.imagesPath + "/" + name, reason: errnoText()) }
-        defer { close(fd) }
+        let fd: FileDescriptor
+        do {
+            fd = try images.openFile(name)
+        } catch {
+            throw .unreadableFile(path: BundleLayout.imagesPath + "/" + name, reason: error.description)
+        }
+        defer { fd.close() }
         let builder = Builder(validator)
         if case .failure(let error) = FileChunks.read(fd, limit: limit, builder.feed) {
             throw .unreadableFile(path: BundleLayout.imagesPath + "/" + name, reason: error.reason)

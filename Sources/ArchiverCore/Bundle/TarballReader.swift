@@ -89,14 +89,6 @@ final class TarballReader {
         }
     }
 
-    /// Reads the next piece of the current entry's data into `buffer`: the bytes read, 0 at its
-    /// end, -1 when the archive is broken (`errno` set to EIO).
-    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        let count = archive_read_data(archive, buffer.baseAddress, buffer.count)
-        if count < 0 { errno = EIO }
-        return max(count, -1)
-    }
-
     /// The current entry's whole data (for `manifest.json`, which grows with the catalog, not the images).
     func readAll() throws(BundleError) -> Data {
         var data = Data()

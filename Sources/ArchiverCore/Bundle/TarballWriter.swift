@@ -52,7 +52,7 @@ final class TarballWriter {
 
     /// Adds a regular file entry (mode 0644) of `size` bytes read from `fd` a piece at a time;
     /// a file that is not `size` bytes long by the time it is read fails (its header is written).
-    func addFile(_ name: String, size: Int64, from fd: Int32) throws(BundleError) {
+    func addFile(_ name: String, size: Int64, from fd: FileDescriptor) throws(BundleError) {
         try writeHeader(name, type: UInt32(Glibc.S_IFREG), permissions: 0o644, size: size)
         var failure: String?
         let read = FileChunks.read(fd, limit: size) { piece in

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CSystem
 import Foundation
 
 /// A parsed catalog: its records in file order, plus where it came from.
@@ -28,36 +29,35 @@ public struct Catalog: Sendable {
     /// back from it when needed, so the file must not be edited in place during a run. What is
     /// not a regular file (a pipe, `/dev/stdin`) is first copied to an unnamed temporary file.
     init(source: String, path: String, options: CatalogOptions = CatalogOptions()) throws(CatalogError) {
-        var descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        var info = stat()
-        guard descriptor >= 0, fstat(descriptor, &info) == 0 else {
-            let reason = errno == ENOENT ? "no such file" : errnoText()
-            if descriptor >= 0 { close(descriptor) }
-            throw .unreadable(source: source, reason: reason)
+        var descriptor: FileDescriptor
+        var info: stat
+        do throws(Errno) {
+            descriptor = try FileDescriptor.open(path, O_RDONLY)
+            do { info = try descriptor.status() } catch { descriptor.close(); throw error }
+        } catch {
+            throw .unreadable(source: source, reason: error.rawValue == ENOENT ? "no such file" : error.description)
         }
         if (info.st_mode & S_IFMT) == S_IFDIR {
-            close(descriptor)
+            descriptor.close()
             throw .unreadable(source: source, reason: "it is a directory")
         }
         if (info.st_mode & S_IFMT) != S_IFREG {
-            let copy = Self.spool(descriptor)
-            close(descriptor)
-            guard let copy else { throw .unreadable(source: source, reason: "cannot copy it to a temporary file: \(errnoText())") }
-            descriptor = copy
-            fstat(descriptor, &info)
-        }
-        var scanner = CatalogScanner(options: options) { into, offset in
-            while true {
-                let n = pread(descriptor, into.baseAddress, into.count, off_t(offset))
-                if n < 0, errno == EINTR { continue }
-                return n
+            let copy = Result { () throws(Errno) in try Self.spool(descriptor) }
+            descriptor.close()
+            switch copy {
+            case .success(let copy): descriptor = copy
+            case .failure(let error): throw .unreadable(source: source, reason: "cannot copy it to a temporary file: \(error)")
             }
+            info = (try? descriptor.status()) ?? info
+        }
+        var scanner = CatalogScanner(options: options) { [descriptor] (into, offset) throws(Errno) in
+            try descriptor.read(into: into, at: Int64(offset))
         }
         let scanned: CatalogScanner.Result
         do {
             scanned = try scanner.scan()
         } catch {
-            close(descriptor)
+            descriptor.close()
             throw error.unreadable
                 ? .unreadable(source: source, reason: error.detail) : .malformed(source: source, detail: error.detail)
         }
@@ -72,25 +72,23 @@ public struct Catalog: Sendable {
     /// 256 KiB), and a stream over `limit` bytes is refused there, so neither fills the disk.
     /// The first `copied` bytes are already in `spool`.
     init(
-        source: String, streaming input: Int32, spool: Int32, copied: Int64, limit: Int64, options: CatalogOptions = CatalogOptions()
+        source: String, streaming input: FileDescriptor, spool: FileDescriptor, copied: Int64, limit: Int64,
+        options: CatalogOptions = CatalogOptions()
     ) throws(CatalogError) {
         var overLimit = false
         var spooled = copied
-        var scanner = CatalogScanner(options: options) { into, offset in
+        var scanner = CatalogScanner(options: options) { (into, offset) throws(Errno) in
             // The scan reads forward, so `offset` is where the copy ends: read on from the stream.
-            if Int64(offset) < spooled { return pread(spool, into.baseAddress, into.count, off_t(offset)) }
+            if Int64(offset) < spooled { return try spool.read(into: into, at: Int64(offset)) }
             guard spooled <= limit else {
                 overLimit = true
-                return -1
+                throw Errno(rawValue: EFBIG)
             }
-            while true {
-                let n = read(input, into.baseAddress, min(into.count, Int(limit + 1 - spooled)))
-                if n < 0, errno == EINTR { continue }
-                guard n > 0 else { return n }
-                guard writeAll(spool, UnsafeRawBufferPointer(rebasing: into[..<n]), path: "the copy of \(source)") == nil else { return -1 }
-                spooled += Int64(n)
-                return n
-            }
+            let n = try input.read(into: UnsafeMutableRawBufferPointer(rebasing: into[..<min(into.count, Int(limit + 1 - spooled))]))
+            guard n > 0 else { return n }
+            try spool.write(all: UnsafeRawBufferPointer(rebasing: into[..<n]))
+            spooled += Int64(n)
+            return n
         }
         let scanned: CatalogScanner.Result
         do {
@@ -100,8 +98,7 @@ public struct Catalog: Sendable {
             throw error.unreadable
                 ? .unreadable(source: source, reason: error.detail) : .malformed(source: source, detail: error.detail)
         }
-        var info = stat()
-        fstat(spool, &info)
+        let info = (try? spool.status()) ?? stat()
         let storage = CatalogStorage(
             .file(descriptor: spool, size: Int64(info.st_size), modified: info.st_mtim), layout: scanned.layout)
         try self.init(source: source, storage: storage, scanned: scanned)
@@ -118,31 +115,21 @@ public struct Catalog: Sendable {
     }
 
     /// Copies a pipe or other stream to an unnamed temporary file (records are read back by
-    /// offset), returning its descriptor; nil on failure.
-    static func spool(_ input: Int32) -> Int32? {
+    /// offset), returning its descriptor.
+    static func spool(_ input: FileDescriptor) throws(Errno) -> FileDescriptor {
         let directory = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        let file = open(directory, POSIXFileSystem.tmpfile | O_RDWR | O_CLOEXEC, 0o600)
-        guard file >= 0 else { return nil }
-        var chunk = [UInt8](repeating: 0, count: 256 * 1024)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
-            if n < 0, errno == EINTR { continue }
-            if n < 0 {
-                close(file)
-                return nil
+        let file = try FileDescriptor.open(directory, csystem_o_tmpfile | O_RDWR, mode: 0o600)
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
+        defer { chunk.deallocate() }
+        do {
+            while case let n = try input.read(into: chunk), n > 0 {
+                try file.write(all: UnsafeRawBufferPointer(rebasing: chunk[..<n]))
             }
-            if n == 0 { return file }
-            var written = 0
-            while written < n {
-                let w = chunk.withUnsafeBytes { write(file, $0.baseAddress! + written, n - written) }
-                if w < 0, errno == EINTR { continue }
-                guard w > 0 else {
-                    close(file)
-                    return nil
-                }
-                written += w
-            }
+        } catch {
+            file.close()
+            throw error
         }
+        return file
     }
 
     /// Whether the catalog file changed since it was loaded (its records may no longer read back).

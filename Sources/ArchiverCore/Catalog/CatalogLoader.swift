@@ -44,7 +44,8 @@ public enum CatalogLoader {
     /// copy an earlier run kept. The input is parsed as it is copied, so bad text is refused in
     /// its first bytes and the copy never grows past `limit`.
     static func standardInput(
-        kept: URL?, options: CatalogOptions, input: Int32 = STDIN_FILENO, limit: Int64 = maxStandardInputBytes
+        kept: URL?, options: CatalogOptions, input: FileDescriptor = FileDescriptor(rawValue: STDIN_FILENO),
+        limit: Int64 = maxStandardInputBytes
     ) throws(CatalogError) -> Catalog {
         guard let kept else { return try Catalog(source: "-", path: "/dev/stdin", options: options) }
         let directory = kept.deletingLastPathComponent().path
@@ -58,23 +59,31 @@ public enum CatalogLoader {
         }
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var first = [UInt8](repeating: 0, count: 1 << 16)
-        var count: Int
-        repeat { count = first.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) } } while count < 0 && errno == EINTR
-        guard count >= 0 else { throw .unreadable(source: "-", reason: "cannot read standard input: \(errnoText())") }
+        let count: Int
+        switch first.withUnsafeMutableBytes({ raw in Result { () throws(Errno) in try input.read(into: raw) } }) {
+        case .success(let n): count = n
+        case .failure(let error): throw .unreadable(source: "-", reason: "cannot read standard input: \(error)")
+        }
         if count == 0, access(kept.path, R_OK) == 0 {
             return try Catalog(source: "-", path: kept.path, options: options)
         }
         let temporary = kept.path + ".tmp-\(getpid())"
-        let output = open(temporary, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard output >= 0 else { throw .unreadable(source: "-", reason: "cannot write \(temporary): \(errnoText())") }
+        let output: FileDescriptor
+        do {
+            output = try FileDescriptor.open(temporary, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o600)
+        } catch {
+            throw .unreadable(source: "-", reason: "cannot write \(temporary): \(error)")
+        }
         let catalog: Catalog
         do throws(CatalogError) {
-            if let failure = writeAll(output, first[..<count], path: temporary) {
-                throw .unreadable(source: "-", reason: failure.description)
+            do {
+                try output.write(all: first[..<count])
+            } catch {
+                throw .unreadable(source: "-", reason: FileSystemError(.write, path: temporary, errno: error).description)
             }
             catalog = try Catalog(source: "-", streaming: input, spool: output, copied: Int64(count), limit: limit, options: options)
         } catch {
-            close(output)
+            output.close()
             unlink(temporary)
             throw error
         }

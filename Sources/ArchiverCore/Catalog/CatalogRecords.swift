@@ -8,7 +8,7 @@ import Foundation
 /// rebuilds from the shards' manifests).
 final class CatalogStorage: Sendable {
     enum Backing {
-        case file(descriptor: Int32, size: Int64, modified: timespec)
+        case file(descriptor: FileDescriptor, size: Int64, modified: timespec)
         case bytes(Data)
         case decoded([CatalogRecord])
     }
@@ -25,15 +25,14 @@ final class CatalogStorage: Sendable {
     }
 
     deinit {
-        if case .file(let descriptor, _, _) = backing { close(descriptor) }
+        if case .file(let descriptor, _, _) = backing { descriptor.close() }
     }
 
     /// Whether the file is no longer the one that was loaded (another size or modification time).
     var changed: Bool {
         if damaged.withLock({ $0 }) { return true }
         guard case .file(let descriptor, let size, let modified) = backing else { return false }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { return true }
+        guard let info = try? descriptor.status() else { return true }
         return info.st_size != size || info.st_mtim.tv_sec != modified.tv_sec || info.st_mtim.tv_nsec != modified.tv_nsec
     }
 }
@@ -274,14 +273,15 @@ struct CatalogReader {
         return try? columns.record(bytes, row, fields: fields, schema: layout.schema)
     }
 
-    private mutating func fill(_ descriptor: Int32, from offset: Int, atLeast length: Int) -> Bool {
+    private mutating func fill(_ descriptor: FileDescriptor, from offset: Int, atLeast length: Int) -> Bool {
         let size = max(Self.windowSize, length)
         if window.count < size { window = [UInt8](repeating: 0, count: size) }
         var got = 0
         while got < size {
-            let n = window.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + got, size - got, off_t(offset + got)) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { break }
+            let n = window.withUnsafeMutableBytes { raw in
+                try? descriptor.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[got..<size]), at: Int64(offset + got))
+            }
+            guard let n, n > 0 else { break }
             got += n
         }
         windowStart = offset

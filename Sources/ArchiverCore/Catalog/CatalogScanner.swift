@@ -18,14 +18,15 @@ struct CatalogLayout: Sendable {
 /// the text, and a bad catalog fails in memory that does not grow with its size: the error's
 /// line and column come from the scan itself (lines are counted as windows are dropped).
 struct CatalogScanner {
-    private let read: (UnsafeMutableRawBufferPointer, Int) -> Int
+    private let read: (UnsafeMutableRawBufferPointer, Int) throws(Errno) -> Int
     private let hasher = SHA256Hasher()
     private var buffer: [UInt8]
     private var base = 0  // file offset of buffer[0]
     private var count = 0  // bytes in buffer
     private var position = 0  // next unread byte in buffer
     private var atEOF = false
-    private var failed = false
+    /// Why the last read failed, if one did.
+    private var failure: Errno?
     private var linesBefore = 0  // line breaks before buffer[0]
     private var lastLineBreak = -1  // file offset of the last line break before buffer[0]
     private var rows = 0  // CSV rows taken, header included
@@ -43,7 +44,7 @@ struct CatalogScanner {
 
     /// Scans catalog bytes held in memory.
     static func scan(_ data: Data, options: CatalogOptions = CatalogOptions()) throws(Failure) -> Result {
-        var scanner = CatalogScanner(options: options) { into, offset in
+        var scanner = CatalogScanner(options: options) { (into, offset) throws(Errno) in
             let n = min(into.count, max(0, data.count - offset))
             // Offsets count from the first byte, which for a slice is not index 0.
             let from = data.startIndex + offset
@@ -53,8 +54,8 @@ struct CatalogScanner {
         return try scanner.scan()
     }
 
-    /// `read(into, offset)` fills `into` from `offset` and returns the bytes read (0 at the end, -1 on error).
-    init(options: CatalogOptions = CatalogOptions(), read: @escaping (UnsafeMutableRawBufferPointer, Int) -> Int) {
+    /// `read(into, offset)` fills `into` from `offset` and returns the bytes read (0 at the end).
+    init(options: CatalogOptions = CatalogOptions(), read: @escaping (UnsafeMutableRawBufferPointer, Int) throws(Errno) -> Int) {
         self.read = read
         self.options = options
         schema = CatalogSchema(options)
@@ -88,7 +89,7 @@ struct CatalogScanner {
         case .jsonl: try scanLines(&entries, &end)
         case .csv, .tsv: layout.columns = try scanRows(format == .tsv ? 0x09 : 0x2C, &entries, &end)
         }
-        guard !failed else { throw readFailure() }
+        guard failure == nil else { throw readFailure() }
         return Result(entries: entries, arena: arena, end: end, sha256: hasher.finish(), layout: layout)
     }
 
@@ -326,7 +327,7 @@ struct CatalogScanner {
     }
 
     private func readFailure() -> Failure {
-        Failure(detail: "read failed: \(String(cString: strerror(errno)))", unreadable: true)
+        Failure(detail: "read failed: \(failure ?? Errno(rawValue: EIO))", unreadable: true)
     }
 
     /// `line L, column C: message` for the byte at buffer index `index` (columns count bytes);
@@ -363,7 +364,7 @@ struct CatalogScanner {
 
     /// Makes at least `wanted` bytes available from `position`, unless the text ends sooner.
     private mutating func ensure(_ wanted: Int) -> Bool {
-        if count - position >= wanted || atEOF { return !failed }
+        if count - position >= wanted || atEOF { return failure == nil }
         // Count the line breaks of what is dropped, keep the unread tail, then read until the
         // buffer is full or the text ends.
         buffer.withUnsafeBufferPointer { raw in
@@ -384,11 +385,13 @@ struct CatalogScanner {
         count = tail
         position = 0
         while count < buffer.count {
-            let n = buffer.withUnsafeMutableBytes { raw in
-                read(UnsafeMutableRawBufferPointer(rebasing: raw[count...]), base + count)
-            }
-            if n < 0 {
-                failed = true
+            let n: Int
+            switch buffer.withUnsafeMutableBytes({ raw in
+                Swift.Result { () throws(Errno) in try read(UnsafeMutableRawBufferPointer(rebasing: raw[count...]), base + count) }
+            }) {
+            case .success(let got): n = got
+            case .failure(let error):
+                failure = error
                 return false
             }
             if n == 0 {

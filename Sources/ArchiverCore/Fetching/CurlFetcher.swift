@@ -211,7 +211,7 @@ extension PendingFetch {
     /// goes: its pages are read from the page cache as the validator and the hash walk them, so a
     /// 48 MiB body costs no 48 MiB of heap. Closes `fd` (the mapping keeps the file).
     static func map(_ fd: Int32, length: Int) -> Data? {
-        defer { close(fd) }
+        defer { FileDescriptor(rawValue: fd).close() }
         guard length > 0 else { return Data() }
         guard let address = mmap(nil, length, PROT_READ, MAP_SHARED, fd, 0), address != MAP_FAILED else { return nil }
         return Data(bytesNoCopy: address, count: length, deallocator: .custom { pointer, count in munmap(pointer, count) })

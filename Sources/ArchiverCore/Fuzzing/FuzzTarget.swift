@@ -163,7 +163,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         _ bytes: [UInt8], piece: Int, item: (Manifest.Item) throws(BundleError) -> Void
     ) throws(BundleError) -> ManifestReader.Header {
         var offset = 0
-        return try ManifestReader.read(source: "fuzz", pull: { into in
+        return try ManifestReader.read(source: "fuzz", pull: { (into) throws(Errno) in
             let n = min(into.count, piece, bytes.count - offset)
             if n > 0 {
                 bytes.withUnsafeBytes { into.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + n)])) }

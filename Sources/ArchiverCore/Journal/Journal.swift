@@ -10,7 +10,7 @@ import Foundation
 /// one partial last line, which replay ignores.
 final class Journal: Sendable {
     let path: String
-    private let descriptor: Int32
+    private let descriptor: FileDescriptor
     private let durable: Bool
     private let beforeCommit: @Sendable () throws(FileSystemError) -> Void
     private let lock = Locked(())
@@ -20,14 +20,18 @@ final class Journal: Sendable {
     init(
         path: String, durable: Bool = false, beforeCommit: @escaping @Sendable () throws(FileSystemError) -> Void = {}
     ) throws(FileSystemError) {
-        let fd = openInBundle(path, O_WRONLY | O_CREAT | O_APPEND)
-        guard fd >= 0 else { throw FileSystemError(.open, .journal, path: path, errno: errno) }
+        let fd: FileDescriptor
+        do {
+            fd = try openInBundle(path, O_WRONLY | O_CREAT | O_APPEND)
+        } catch {
+            throw FileSystemError(.open, .journal, path: path, errno: error)
+        }
         if durable {
             // The journal's own name must survive a power cut too.
             do {
                 try POSIXFileSystem().syncDirectory(URL(fileURLWithPath: path).deletingLastPathComponent().path)
             } catch {
-                close(fd)
+                fd.close()
                 throw error
             }
         }
@@ -38,7 +42,7 @@ final class Journal: Sendable {
     }
 
     deinit {
-        close(descriptor)
+        descriptor.close()
     }
 
     /// Appends one record.
@@ -57,13 +61,16 @@ final class Journal: Sendable {
             if durable {
                 do throws(FileSystemError) { try beforeCommit() } catch { return error }
             }
-            var info = stat()
-            let size = fstat(descriptor, &info) == 0 ? info.st_size : -1
-            if let problem = writeAll(descriptor, bytes, path: path) {
-                if size >= 0 { _ = ftruncate(descriptor, size) }
-                return problem
+            let size = try? descriptor.status().st_size
+            do throws(Errno) {
+                try descriptor.write(all: bytes)
+            } catch {
+                if let size { try? descriptor.truncate(to: Int64(size)) }
+                return FileSystemError(.write, path: path, errno: error)
             }
-            if durable, fsync(descriptor) != 0 { return FileSystemError(.fsync, .journal, path: path, errno: errno) }
+            if durable {
+                do throws(Errno) { try descriptor.sync() } catch { return FileSystemError(.fsync, .journal, path: path, errno: error) }
+            }
             return nil
         }
         if let failure { throw failure }

@@ -192,12 +192,10 @@ final class MappedFile: @unchecked Sendable {
     private static let relinquishEvery = 4096
 
     init?(path: String) {
-        let fd = openInBundle(path, O_RDONLY)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_size > 0,
-            let mapped = mmap(nil, Int(info.st_size), PROT_READ, MAP_PRIVATE, fd, 0), mapped != MAP_FAILED
+        guard let fd = try? openInBundle(path, O_RDONLY) else { return nil }
+        defer { fd.close() }
+        guard let info = try? fd.status(), info.st_size > 0,
+            let mapped = mmap(nil, Int(info.st_size), PROT_READ, MAP_PRIVATE, fd.rawValue, 0), mapped != MAP_FAILED
         else { return nil }
         length = Int(info.st_size)
         base = mapped

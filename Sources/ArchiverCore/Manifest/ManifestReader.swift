@@ -21,8 +21,8 @@ struct ManifestReader {
     /// 60 MiB) is refused before decoding it costs hundreds of MiB.
     static let maxValue = 8 << 20
 
-    /// Reads more of the manifest into the buffer: the bytes read, 0 at the end, -1 on error.
-    private let pull: (UnsafeMutableRawBufferPointer) -> Int
+    /// Reads more of the manifest into the buffer: the bytes read, 0 at the end.
+    private let pull: (UnsafeMutableRawBufferPointer) throws(Errno) -> Int
     private var buffer = [UInt8](repeating: 0, count: 1 << 16)
     private var count = 0
     private var position = 0
@@ -31,22 +31,32 @@ struct ManifestReader {
     /// One decoder for every item: making one per item was a tenth of reading a manifest.
     private let decoder = JSONDecoder()
 
-    private init(pull: @escaping (UnsafeMutableRawBufferPointer) -> Int) {
+    private init(pull: @escaping (UnsafeMutableRawBufferPointer) throws(Errno) -> Int) {
         self.pull = pull
+    }
+
+    /// Opens the manifest at `path` (through `openInBundle`), or says why not; `source` names
+    /// the bundle in the message.
+    static func open(_ path: String, source: String) throws(BundleError) -> FileDescriptor {
+        do {
+            return try openInBundle(path, O_RDONLY)
+        } catch {
+            throw .unreadableManifest(path: source, reason: FileSystemError(.open, path: path, errno: error).reason)
+        }
     }
 
     /// Reads the manifest from `descriptor` (from where it stands) to its end, calling `item` for
     /// each item in order; returns the other members. Errors name `source`.
     static func read(
-        descriptor: Int32, source: String, item: (Manifest.Item) throws(BundleError) -> Void
+        descriptor: FileDescriptor, source: String, item: (Manifest.Item) throws(BundleError) -> Void
     ) throws(BundleError) -> Header {
-        try read(source: source, pull: { Glibc.read(descriptor, $0.baseAddress, $0.count) }, item: item)
+        try read(source: source, pull: { (buffer) throws(Errno) in try descriptor.read(into: buffer) }, item: item)
     }
 
     /// Reads the manifest from what `pull` hands over (a tarball entry as it is decompressed);
     /// `catalog` is called when the catalog member is read (before the items, as archiver writes it).
     static func read(
-        source: String, pull: @escaping (UnsafeMutableRawBufferPointer) -> Int,
+        source: String, pull: @escaping (UnsafeMutableRawBufferPointer) throws(Errno) -> Int,
         catalog: (Manifest.CatalogInfo) -> Void = { _ in }, item: (Manifest.Item) throws(BundleError) -> Void
     ) throws(BundleError) -> Header {
         var reader = ManifestReader(pull: pull)
@@ -197,12 +207,9 @@ struct ManifestReader {
         offset += count
         position = 0
         count = 0
-        while true {
-            let n = buffer.withUnsafeMutableBytes { pull($0) }
-            if n < 0, errno == EINTR { continue }
-            if n < 0 { readError = "cannot read: \(errnoText())" }
-            count = max(n, 0)
-            break
+        switch buffer.withUnsafeMutableBytes({ raw in Result { () throws(Errno) in try pull(raw) } }) {
+        case .success(let n): count = n
+        case .failure(let error): readError = "cannot read: \(error)"
         }
         return count > 0 ? buffer[0] : nil
     }

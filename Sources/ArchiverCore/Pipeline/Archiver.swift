@@ -124,7 +124,7 @@ public final class Archiver: Sendable {
             lock = try BundleLock(path: layout.lock.path)
         } catch {
             switch error {
-            case .unopenable(let error): throw .io(error.description)
+            case .unopenable(let error): throw .fileSystem(error)
             case .held(let directory, let pid): throw .locked(directory: directory, pid: pid)
             }
         }

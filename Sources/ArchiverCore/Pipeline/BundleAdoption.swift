@@ -25,9 +25,8 @@ enum BundleAdoption {
         var info = stat()
         if lstat(layout.journal.path, &info) == 0, info.st_size > 0 { return 0 }
         let manifestPath = layout.manifest.path
-        let fd = openInBundle(manifestPath, O_RDONLY)
-        guard fd >= 0 else { return 0 }
-        defer { close(fd) }
+        guard let fd = try? openInBundle(manifestPath, O_RDONLY) else { return 0 }
+        defer { fd.close() }
         let journal: Journal
         do {
             journal = try Journal(path: layout.journal.path, durable: durable)
@@ -99,11 +98,9 @@ enum BundleAdoption {
             item.path == KeyedStore.relativePath(for: item.id, format: format),
             let name = KeyedStore.fileName(for: item.id, format: format)
         else { return nil }
-        let fd = images.openFile(name)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, Int64(info.st_size) == bytes else { return nil }
+        guard let fd = try? images.openFile(name) else { return nil }
+        defer { fd.close() }
+        guard let info = try? fd.status(), (info.st_mode & S_IFMT) == S_IFREG, Int64(info.st_size) == bytes else { return nil }
         let hasher = SHA256Hasher()
         guard case .success(let count) = FileChunks.read(fd, limit: bytes, { hasher.update($0) }), count == bytes,
             hasher.finish() == sha256

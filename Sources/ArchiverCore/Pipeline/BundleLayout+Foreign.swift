@@ -37,12 +37,10 @@ extension BundleLayout {
     /// Whether `manifest.json` is a regular file that opens as the archiver writes one: `{` and
     /// the key `"catalog"` first (keys are sorted).
     private func startsAsArchiverManifest() -> Bool {
-        let fd = openInBundle(manifest.path, O_RDONLY)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
+        guard let fd = try? openInBundle(manifest.path, O_RDONLY) else { return false }
+        defer { fd.close() }
         var head = [UInt8](repeating: 0, count: 64)
-        let count = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard count > 0 else { return false }
+        guard let count = head.withUnsafeMutableBytes({ try? fd.read(into: $0) }), count > 0 else { return false }
         let significant = head[..<count].filter { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }
         return significant.starts(with: Array("{\"catalog\":".utf8))
     }

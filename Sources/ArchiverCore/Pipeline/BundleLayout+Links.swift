@@ -37,13 +37,13 @@ extension BundleLayout {
                 break
             }
             guard errno == ENOENT || errno == ENOTDIR else {
-                throw .io(FileSystemError(.create, path: state.path, errno: errno).description)
+                throw .fileSystem(FileSystemError(.create, path: state.path, errno: errno))
             }
             missing.append(path)
             path = (path as NSString).deletingLastPathComponent
         }
         for directory in missing.reversed() where mkdir(directory, 0o777) != 0 && errno != EEXIST {
-            throw .io(FileSystemError(.create, path: directory, errno: errno).description)
+            throw .fileSystem(FileSystemError(.create, path: directory, errno: errno))
         }
     }
 }

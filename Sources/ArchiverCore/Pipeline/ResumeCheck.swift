@@ -30,9 +30,8 @@ final class ResumeCheck {
     }
 
     private func hashMatches(_ record: ItemRecord, images: OpenDirectory, name: String) -> Bool {
-        let fd = images.openFile(name)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
+        guard let fd = try? images.openFile(name) else { return false }
+        defer { fd.close() }
         let hasher = SHA256Hasher()
         guard case .success(let count) = FileChunks.read(fd, limit: record.bytes, { hasher.update($0) }) else { return false }
         return count == record.bytes && hasher.finish() == record.sha256

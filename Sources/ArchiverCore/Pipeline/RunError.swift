@@ -9,8 +9,8 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
     case notADirectory(path: String, found: String)
     /// `--out` is a non-empty directory that is neither a bundle nor a restored one to adopt.
     case foreignDirectory(path: String, reason: String)
-    case io(String)
-    /// A file of the bundle (the journal, the manifest, a page, `images/`) could not be written.
+    /// A file or directory of the bundle (the lock, the journal, the manifest, a page, `images/`)
+    /// could not be made, opened or written.
     case fileSystem(FileSystemError)
     case openFileLimit(OpenFileLimit.TooLow)
     /// `run` was called a second time on one `Archiver`.
@@ -25,7 +25,7 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unsafeBundle: "unsafe-bundle"
         case .notADirectory: "not-a-directory"
         case .foreignDirectory: "not-a-bundle"
-        case .io, .fileSystem: "io"
+        case .fileSystem: "io"
         case .openFileLimit: "open-file-limit"
         case .alreadyRun: "already-run"
         }
@@ -47,10 +47,8 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(path) is \(found), not a directory; --out names the bundle directory (made if missing)"
         case .foreignDirectory(let path, let reason):
             "--out \(path) is not a bundle: \(reason); nothing in it was touched: give a new or empty directory, or a bundle"
-        case .io(let reason):
-            reason
         case .fileSystem(let error):
-            "write failed: \(error)"
+            error.description
         case .alreadyRun:
             "this Archiver has already run; make a new one for another run"
         case .openFileLimit(let tooLow):

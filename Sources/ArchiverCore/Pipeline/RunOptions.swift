@@ -38,11 +38,12 @@ struct RunOptions: Codable, Equatable {
                     given: shard ?? "none")
             }
         }
-        do {
-            try AtomicFileWriter.write(encoded, to: layout.options.path)
-        } catch {
-            throw .io("cannot write \(layout.options.path): \(RunError.fileSystem(error))")
-        }
+        do { try write(layout) } catch { throw .fileSystem(error) }
+    }
+
+    /// Records these options in `layout`, whatever it recorded before.
+    func write(_ layout: BundleLayout) throws(FileSystemError) {
+        try AtomicFileWriter.write(encoded, to: layout.options.path)
     }
 
     /// The file's bytes, keys sorted, as JSONEncoder wrote them. Built by hand: JSONEncoder's first

@@ -69,7 +69,7 @@ public struct BundleMerger: Sendable {
         do throws(MergeError) {
             summary = try build(layout, from: paths)
             guard rename(staging.path, output.path) == 0 else {
-                throw .io(FileSystemError(.rename, path: staging.path, to: output.path, errno: errno).description)
+                throw .fileSystem(FileSystemError(.rename, path: staging.path, to: output.path, errno: errno))
             }
         } catch {
             try? FileManager.default.removeItem(at: staging)
@@ -113,7 +113,7 @@ public struct BundleMerger: Sendable {
             try FileManager.default.createDirectory(at: layout.images, withIntermediateDirectories: true)
             try FileManager.default.createDirectory(at: layout.state, withIntermediateDirectories: false)
         } catch {
-            throw .io(FileSystemError(.create, path: layout.root.path, foundation: error).description)
+            throw .fileSystem(FileSystemError(.create, path: layout.root.path, foundation: error))
         }
         let started = DispatchTime.now()
         state.withLock { $0.shards = paths.count }
@@ -161,9 +161,9 @@ public struct BundleMerger: Sendable {
         for spool in spools { unlink(spool) }
         let reference = shards[0]
         do {
-            try RunOptions(catalog: reference.catalog.source, field: reference.field, records: summary.done + summary.failed).claim(layout)
+            try RunOptions(catalog: reference.catalog.source, field: reference.field, records: summary.done + summary.failed).write(layout)
         } catch {
-            throw .io(error.description)
+            throw .fileSystem(error)
         }
         BundleStamp(catalogSHA256: reference.catalog.sha256, field: reference.field, layout: layout)?.write(layout)
         summary.shards = shards.count

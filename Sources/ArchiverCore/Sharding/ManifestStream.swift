@@ -30,18 +30,15 @@ final class ManifestStream: @unchecked Sendable {  // its state is only touched 
     }
 
     private func read(path: String, source: String) throws(BundleError) -> String {
-        let fd = openInBundle(path, O_RDONLY)
-        guard fd >= 0 else {
-            throw .unreadableManifest(path: source, reason: FileSystemError(.open, path: path, errno: errno).reason)
-        }
-        defer { close(fd) }
+        let fd = try ManifestReader.open(path, source: source)
+        defer { fd.close() }
         let hasher = SHA256Hasher()
         var pending: [Manifest.Item] = []
         pending.reserveCapacity(Self.batch)
         _ = try ManifestReader.read(
             source: source,
-            pull: { buffer in
-                let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
+            pull: { (buffer) throws(Errno) in
+                let count = try fd.read(into: buffer)
                 if count > 0 { hasher.update(UnsafeRawBufferPointer(rebasing: buffer[..<count])) }
                 return count
             },

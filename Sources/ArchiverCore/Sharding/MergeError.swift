@@ -7,7 +7,6 @@ public enum MergeError: Error, Sendable, Equatable, CustomStringConvertible {
     case damaged([String])
     /// A shard or the output could not be read or written at all; exit 2.
     case bundle(BundleError)
-    case io(String)
     /// The destination's file system is full (ENOSPC, EDQUOT): no shard is to blame; exit 2.
     case destinationFull(output: String, reason: String)
     /// A file of the new bundle could not be written; exit 2.
@@ -18,7 +17,7 @@ public enum MergeError: Error, Sendable, Equatable, CustomStringConvertible {
         case .refused: "refused"
         case .damaged: "damaged"
         case .bundle(let error): error.kind
-        case .io, .fileSystem: "io"
+        case .fileSystem: "io"
         case .destinationFull: "no-space"
         }
     }
@@ -30,10 +29,9 @@ public enum MergeError: Error, Sendable, Equatable, CustomStringConvertible {
         case .damaged(let lines):
             lines + ["merge refused: \(lines.count) bad item\(lines.count == 1 ? "" : "s") in the shards above; nothing written. Rerun or repack the damaged shard"]
         case .bundle(let error): [error.description]
-        case .io(let reason): [reason]
         case .destinationFull(let output, let reason):
             ["cannot write the merged bundle \(output): \(reason); nothing written: free some space there and merge again"]
-        case .fileSystem(let error): ["write failed: \(error)"]
+        case .fileSystem(let error): [error.description]
         }
     }
 

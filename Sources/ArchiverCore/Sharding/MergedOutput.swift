@@ -53,13 +53,15 @@ struct MergedOutput {
         defer { streams.forEach { $0.cancel() } }
         var summary = BundleMerger.Summary()
         do {
-            let manifest = try AtomicFileWriter(path: layout.manifest.path, sync: false)
+            let manifest = try Self.writing { () throws(FileSystemError) in try AtomicFileWriter(path: layout.manifest.path, sync: false) }
             defer { manifest.discard() }
-            let journal = try AtomicFileWriter(path: layout.journal.path, sync: false)
+            let journal = try Self.writing { () throws(FileSystemError) in try AtomicFileWriter(path: layout.journal.path, sync: false) }
             defer { journal.discard() }
-            let gallery = try GalleryWriter(
-                layout: layout, source: catalog.source, count: count, sync: false,
-                id: { ids[$0] }, album: { albums[$0] })
+            let gallery = try Self.writing { () throws(FileSystemError) in
+                try GalleryWriter(
+                    layout: layout, source: catalog.source, count: count, sync: false,
+                    id: { ids[$0] }, album: { albums[$0] })
+            }
             var manifestBytes = ManifestEncoding.head(catalog: catalog, field: reference.field)
             var journalBytes: [UInt8] = []
             // What the gallery's summary pages make again at the end: failures and album covers.
@@ -67,8 +69,8 @@ struct MergedOutput {
             for index in 0..<count {
                 let shard = Int(from[index])
                 let item: Manifest.Item?
-                do throws(BundleError) { item = try streams[shard].next() } catch { throw MergeFailure.bundle(error) }
-                guard let item, item.id == ids[index] else { throw MergeFailure.changed(shards[shard].path) }
+                do throws(BundleError) { item = try streams[shard].next() } catch { throw .bundle(error) }
+                guard let item, item.id == ids[index] else { throw Self.changed(shards[shard].path) }
                 ManifestEncoding.append(item, index: index, to: &manifestBytes)
                 gallery.add(item)
                 if item.status == .failed || gallery.covers.last?.cover == Int32(index) { kept[index] = item }
@@ -100,25 +102,18 @@ struct MergedOutput {
                     more = try stream.next()
                     sha256 = try stream.sha256()
                 } catch {
-                    throw MergeFailure.bundle(error)
+                    throw .bundle(error)
                 }
-                if more != nil || sha256 != shards[shard].manifestSHA256 { throw MergeFailure.changed(shards[shard].path) }
+                if more != nil || sha256 != shards[shard].manifestSHA256 { throw Self.changed(shards[shard].path) }
             }
             manifestBytes += ManifestEncoding.tail(version: Manifest.currentVersion, items: count)
             manifest.append(manifestBytes)
             journal.append(journalBytes)
-            try gallery.commit(counts: [.done: summary.done, .failed: summary.failed, .pending: 0], item: { kept[$0]! })
-            try manifest.commit()
-            try journal.commit()
-        } catch let failure as MergeFailure {
-            switch failure {
-            case .bundle(let error): throw .bundle(error)
-            case .changed(let path): throw .bundle(.unreadableManifest(path: path, reason: "manifest.json changed while merge read it"))
+            try Self.writing { () throws(FileSystemError) in
+                try gallery.commit(counts: [.done: summary.done, .failed: summary.failed, .pending: 0], item: { kept[$0]! })
+                try manifest.commit()
+                try journal.commit()
             }
-        } catch let error as FileSystemError {
-            throw .fileSystem(error)
-        } catch {
-            throw .io("\(error)")
         }
         return summary
     }
@@ -132,8 +127,13 @@ struct MergedOutput {
             format: item.format ?? .png, frames: item.frames ?? 1)
     }
 
-    private enum MergeFailure: Error {
-        case bundle(BundleError)
-        case changed(String)
+    /// `body`, its file-system failure made the merge's.
+    private static func writing<T>(_ body: () throws(FileSystemError) -> T) throws(MergeError) -> T {
+        do { return try body() } catch { throw .fileSystem(error) }
+    }
+
+    /// A shard's manifest read back differently from the first time.
+    private static func changed(_ path: String) -> MergeError {
+        .bundle(.unreadableManifest(path: path, reason: "manifest.json changed while merge read it"))
     }
 }

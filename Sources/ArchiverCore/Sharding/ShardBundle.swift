@@ -79,14 +79,20 @@ struct ShardBundle: Sendable {
             if entry == BundleLayout.manifestPath, header.isRegularFile {
                 guard !sawManifest else { throw .unreadableManifest(path: path, reason: "the tarball holds manifest.json twice") }
                 sawManifest = true
-                let fd = open(spool, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-                guard fd >= 0 else { throw .cannotWrite(path: spool, reason: errnoText()) }
-                defer { close(fd) }
-                var failure: FileSystemError?
-                try stream.readData { chunk in
-                    if failure == nil { failure = writeAll(fd, chunk, path: spool) }
+                let fd: FileDescriptor
+                do {
+                    fd = try FileDescriptor.open(spool, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW)
+                } catch {
+                    throw .cannotWrite(path: spool, reason: error.description)
                 }
-                if let failure { throw .cannotWrite(path: spool, reason: failure.reason) }
+                defer { fd.close() }
+                var failure: Errno?
+                try stream.readData { chunk in
+                    if failure == nil {
+                        do throws(Errno) { try fd.write(all: chunk) } catch { failure = error }
+                    }
+                }
+                if let failure { throw .cannotWrite(path: spool, reason: FileSystemError(.write, path: spool, errno: failure).reason) }
                 continue
             }
             guard entry.hasPrefix(BundleLayout.imagesPath + "/") else { continue }
@@ -111,15 +117,12 @@ struct ShardBundle: Sendable {
         let hasher = SHA256Hasher()
         let header: ManifestReader.Header
         do throws(BundleError) {
-            let fd = openInBundle(manifestPath, O_RDONLY)
-            guard fd >= 0 else {
-                throw .unreadableManifest(path: path, reason: FileSystemError(.open, path: manifestPath, errno: errno).reason)
-            }
-            defer { close(fd) }
+            let fd = try ManifestReader.open(manifestPath, source: path)
+            defer { fd.close() }
             header = try ManifestReader.read(
                 source: path,
-                pull: { buffer in
-                    let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
+                pull: { (buffer) throws(Errno) in
+                    let count = try fd.read(into: buffer)
                     if count > 0 { hasher.update(UnsafeRawBufferPointer(rebasing: buffer[..<count])) }
                     return count
                 },
@@ -176,7 +179,7 @@ final class ImageCopier {
         }
     }
 
-    private let directory: Int32
+    private let directory: FileDescriptor
     private let path: String
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
     /// Bytes of every file copied.
@@ -190,13 +193,16 @@ final class ImageCopier {
     }
 
     init(directory path: String) throws(FileSystemError) {
-        directory = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard directory >= 0 else { throw FileSystemError(.open, path: path, errno: errno) }
+        do {
+            directory = try FileDescriptor.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+        } catch {
+            throw FileSystemError(.open, path: path, errno: error)
+        }
         self.path = path
     }
 
     deinit {
-        close(directory)
+        directory.close()
         buffer.deallocate()
     }
 
@@ -206,21 +212,26 @@ final class ImageCopier {
         from produce: (UnsafeMutableRawBufferPointer, (UnsafeRawBufferPointer) throws(ItemError) -> Void) throws(BundleError) -> Void
     ) -> Result<Copied, ItemError> {
         let target = path + "/" + name
-        let fd = openat(directory, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            if errno == EEXIST { return .failure(.io("is in another shard too")) }
-            let error = FileSystemError(.create, path: target, errno: errno)
-            noteFull(error)
-            return .failure(ItemError(error))
+        let fd: FileDescriptor
+        do {
+            fd = try directory.open(at: name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW)
+        } catch {
+            if error.rawValue == EEXIST { return .failure(.io("is in another shard too")) }
+            let failure = FileSystemError(.create, path: target, errno: error)
+            noteFull(failure)
+            return .failure(ItemError(failure))
         }
-        defer { close(fd) }
+        defer { fd.close() }
         let hasher = SHA256Hasher()
         var count: Int64 = 0
         do throws(BundleError) {
             try produce(buffer) { chunk throws(ItemError) in
                 hasher.update(chunk)
                 count += Int64(chunk.count)
-                if let problem = writeAll(fd, chunk, path: target) {
+                do throws(Errno) {
+                    try fd.write(all: chunk)
+                } catch {
+                    let problem = FileSystemError(.write, path: target, errno: error)
                     noteFull(problem)
                     throw ItemError(problem)
                 }
@@ -234,19 +245,17 @@ final class ImageCopier {
 
     /// Copies the regular file at `source` (never through a link) to `name`.
     func copy(file source: String, to name: String) -> Result<Copied, ItemError> {
-        let input = openInBundle(source, O_RDONLY)
-        var info = stat()
-        guard input >= 0, fstat(input, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            let reason = input >= 0 ? "not a regular file" : errno == ELOOP ? "a symbolic link" : errnoText()
-            if input >= 0 { close(input) }
-            return .failure(.io(reason))
+        let input: FileDescriptor
+        do {
+            input = try openInBundle(source, O_RDONLY)
+        } catch {
+            return .failure(.io(error.rawValue == ELOOP ? "a symbolic link" : error.description))
         }
-        defer { close(input) }
+        defer { input.close() }
         return copy(to: name) { buffer, chunk throws(BundleError) in
             while true {
-                let n = read(input, buffer.baseAddress, buffer.count)
-                if n < 0, errno == EINTR { continue }
-                guard n >= 0 else { throw .unreadableFile(path: source, reason: errnoText()) }
+                let n: Int
+                do throws(Errno) { n = try input.read(into: buffer) } catch { throw .unreadableFile(path: source, reason: error.description) }
                 if n == 0 { return }
                 do throws(ItemError) {
                     try chunk(UnsafeRawBufferPointer(rebasing: buffer[..<n]))

@@ -12,7 +12,7 @@ final class AtomicFileWriter {
     private let path: String
     private let temporary: String
     private var output: ChunkedWrites
-    private var descriptor: Int32 { output.descriptor }
+    private var descriptor: FileDescriptor { output.descriptor }
     private var closed = false
     private var sealed = false
     private let sync: Bool
@@ -67,7 +67,7 @@ final class AtomicFileWriter {
     func discard() {
         guard !closed else { return }
         closed = true
-        if !sealed { close(descriptor) }
+        if !sealed { descriptor.close() }
         unlink(temporary)
     }
 
@@ -77,11 +77,13 @@ final class AtomicFileWriter {
     func seal() throws(FileSystemError) {
         guard !sealed else { return }
         output.flush()
-        if output.failure == nil, sync, fsync(descriptor) != 0 { output.fail(FileSystemError(.fsync, path: temporary, errno: errno)) }
+        if output.failure == nil, sync {
+            do { try descriptor.sync() } catch { output.fail(FileSystemError(.fsync, path: temporary, errno: error)) }
+        }
         if let failure = output.failure { throw failure }
         sealed = true
-        close(descriptor)
-        output = ChunkedWrites(descriptor: -1, path: temporary, capacity: 0)
+        descriptor.close()
+        output = ChunkedWrites(descriptor: FileDescriptor(rawValue: -1), path: temporary, capacity: 0)
     }
 
     /// Writes what is buffered, closes, and renames the file into place.

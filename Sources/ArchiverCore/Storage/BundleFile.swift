@@ -11,18 +11,17 @@ import Foundation
 /// `notRegularFileErrno`: a FIFO at `.archiver/journal` would otherwise block the open (or the
 /// first read) forever, and a device could be read without end. `O_NONBLOCK` left on a regular
 /// file's descriptor changes nothing.
-func openInBundle(_ path: String, _ flags: Int32, mode: mode_t = 0o644) -> Int32 {
-    let fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode)
-    guard fd >= 0 else {
+func openInBundle(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws(Errno) -> FileDescriptor {
+    let fd: FileDescriptor
+    do {
+        fd = try FileDescriptor.open(path, flags | O_NOFOLLOW | O_NONBLOCK, mode: mode)
+    } catch {
         // A FIFO without a reader refuses a non-blocking open for writing with ENXIO.
-        if errno == ENXIO { errno = notRegularFileErrno }
-        return -1
+        throw error.rawValue == ENXIO ? Errno(rawValue: notRegularFileErrno) : error
     }
-    var info = stat()
-    guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-        close(fd)
-        errno = notRegularFileErrno
-        return -1
+    guard let info = try? fd.status(), (info.st_mode & S_IFMT) == S_IFREG else {
+        fd.close()
+        throw Errno(rawValue: notRegularFileErrno)
     }
     return fd
 }
@@ -30,9 +29,8 @@ func openInBundle(_ path: String, _ flags: Int32, mode: mode_t = 0o644) -> Int32
 /// The whole of a small regular file inside a bundle (`options.json`, the stamp), read through
 /// `openInBundle`; nil when it is missing, unreadable, not a regular file or over `limit` bytes.
 func readBundleFile(_ path: String, limit: Int64 = 1 << 20) -> Data? {
-    let fd = openInBundle(path, O_RDONLY)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
+    guard let fd = try? openInBundle(path, O_RDONLY) else { return nil }
+    defer { fd.close() }
     var data = Data()
     switch FileChunks.read(fd, limit: limit, { data.append(contentsOf: $0) }) {
     case .success(let bytes) where bytes <= limit: return data

@@ -6,7 +6,7 @@ import Glibc
 /// is kept (and later writes skipped) for the owner to report. What `AtomicFileWriter` writes
 /// through.
 struct ChunkedWrites {
-    let descriptor: Int32
+    let descriptor: FileDescriptor
     /// The path named in a failure.
     let path: String
     private var buffer: [UInt8] = []
@@ -15,7 +15,7 @@ struct ChunkedWrites {
     private(set) var failure: FileSystemError?
     static let chunk = 256 * 1024
 
-    init(descriptor: Int32, path: String, capacity: Int = chunk) {
+    init(descriptor: FileDescriptor, path: String, capacity: Int = chunk) {
         self.descriptor = descriptor
         self.path = path
         buffer.reserveCapacity(min(capacity, Self.chunk))
@@ -36,7 +36,7 @@ struct ChunkedWrites {
     /// Writes what is buffered, unless an earlier write failed.
     mutating func flush() {
         guard failure == nil, !buffer.isEmpty else { return }
-        failure = writeAll(descriptor, buffer, path: path)
+        do { try descriptor.write(all: buffer) } catch { failure = FileSystemError(.write, path: path, errno: error) }
         written += buffer.count
         buffer.removeAll(keepingCapacity: true)
     }

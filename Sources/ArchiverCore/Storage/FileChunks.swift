@@ -11,7 +11,7 @@ enum FileChunks {
     /// `limit + 1` bytes when a limit is given (enough to tell that the file is longer). Returns
     /// how many bytes were read, or the error text of a failed read.
     static func read(
-        _ fd: Int32, limit: Int64? = nil, _ body: (UnsafeRawBufferPointer) -> Void
+        _ fd: FileDescriptor, limit: Int64? = nil, _ body: (UnsafeRawBufferPointer) -> Void
     ) -> Result<Int64, FileChunksError> {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
         defer { buffer.deallocate() }
@@ -20,10 +20,11 @@ enum FileChunks {
             var want = chunkSize
             if let limit { want = Int(min(Int64(chunkSize), limit + 1 - total)) }
             if want <= 0 { return .success(total) }
-            let count = Glibc.read(fd, buffer.baseAddress, want)
-            if count < 0 {
-                if errno == EINTR { continue }
-                return .failure(FileChunksError(reason: errnoText()))
+            let count: Int
+            do {
+                count = try fd.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<want]))
+            } catch {
+                return .failure(FileChunksError(reason: error.description))
             }
             if count == 0 { return .success(total) }
             body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))

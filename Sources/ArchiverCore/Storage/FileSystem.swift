@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CSystem
 import Foundation
 import Synchronization
 
@@ -17,17 +18,19 @@ protocol FileSystem: Sendable {
     func remove(_ path: String)
     /// Creates a new file for writing beside `path`, to be renamed over it: under a name no other
     /// process can guess (`.NAME.tmp-PID-RANDOM`), with `O_EXCL`, never through a link.
-    func createTemporary(beside path: String) throws(FileSystemError) -> (descriptor: Int32, path: String)
+    func createTemporary(beside path: String) throws(FileSystemError) -> (descriptor: FileDescriptor, path: String)
 }
 
 extension FileSystem {
-    func createTemporary(beside path: String) throws(FileSystemError) -> (descriptor: Int32, path: String) {
+    func createTemporary(beside path: String) throws(FileSystemError) -> (descriptor: FileDescriptor, path: String) {
         let url = URL(fileURLWithPath: path)
         let temporary = url.deletingLastPathComponent().path
             + "/.\(url.lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let fd = openInBundle(temporary, O_WRONLY | O_CREAT | O_EXCL)
-        guard fd >= 0 else { throw FileSystemError(.create, path: temporary, errno: errno) }
-        return (fd, temporary)
+        do {
+            return (try openInBundle(temporary, O_WRONLY | O_CREAT | O_EXCL), temporary)
+        } catch {
+            throw FileSystemError(.create, path: temporary, errno: error)
+        }
     }
 }
 
@@ -43,15 +46,10 @@ struct POSIXFileSystem: FileSystem {
 
     init() {}
 
-    /// `O_TMPFILE`, a compound macro Swift does not import: `__O_TMPFILE | O_DIRECTORY` (Linux's
-    /// generic value, shared by x86_64 and arm64).
-    static let tmpfile: Int32 = 0o20000000 | O_DIRECTORY
-
     func writeAtomically(_ data: Data, directory: String, name: String, sync: Bool) throws(FileSystemError) -> FileStamp? {
         let final = directory + "/" + name
-        let unnamed = open(directory, Self.tmpfile | O_WRONLY | O_CLOEXEC, 0o644)
-        if unnamed >= 0 {
-            defer { close(unnamed) }
+        if let unnamed = try? FileDescriptor.open(directory, csystem_o_tmpfile | O_WRONLY) {
+            defer { unnamed.close() }
             let stamp = try write(data, to: unnamed, path: final, sync: sync)
             if link(unnamed, as: final) { return stamp }
             guard errno == EEXIST else { return try replace(data, directory: directory, name: name, sync: sync) }
@@ -74,36 +72,33 @@ struct POSIXFileSystem: FileSystem {
     /// Linking the descriptor itself (`AT_EMPTY_PATH`) spares the kernel resolving
     /// `/proc/self/fd/N`, a procfs lookup per file; without the privilege that needs, it
     /// returns ENOENT, and the `/proc` path is used from then on.
-    private func link(_ fd: Int32, as path: String) -> Bool {
+    private func link(_ fd: FileDescriptor, as path: String) -> Bool {
         let tryEmptyPath = Self.emptyPathLinks.load(ordering: .relaxed)
         if tryEmptyPath {
-            if linkat(fd, "", AT_FDCWD, path, Self.emptyPath) == 0 { return true }
+            if linkat(fd.rawValue, "", AT_FDCWD, path, csystem_at_empty_path) == 0 { return true }
             guard errno == ENOENT || errno == EPERM else { return false }
         }
-        guard linkat(AT_FDCWD, "/proc/self/fd/\(fd)", AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 else { return false }
+        guard linkat(AT_FDCWD, "/proc/self/fd/\(fd.rawValue)", AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 else { return false }
         // ENOENT can also mean a missing directory: only a `/proc` link that works proves the
         // empty path was refused.
         if tryEmptyPath { Self.emptyPathLinks.store(false, ordering: .relaxed) }
         return true
     }
 
-    /// `AT_EMPTY_PATH`, which Swift does not import without `_GNU_SOURCE` (Linux's value).
-    static let emptyPath: Int32 = 0x1000
-
     /// The portable path: write a temporary name, then rename it over the final one.
     private func replace(_ data: Data, directory: String, name: String, sync: Bool) throws(FileSystemError) -> FileStamp? {
         let temporary = temporaryPath(directory, name)
-        let fd = openInBundle(temporary, O_WRONLY | O_CREAT | O_EXCL)
-        guard fd >= 0 else { throw FileSystemError(.create, path: temporary, errno: errno) }
+        let fd: FileDescriptor
+        do { fd = try openInBundle(temporary, O_WRONLY | O_CREAT | O_EXCL) } catch { throw FileSystemError(.create, path: temporary, errno: error) }
         let stamp: FileStamp?
         do {
             stamp = try write(data, to: fd, path: temporary, sync: sync)
         } catch {
-            close(fd)
+            fd.close()
             unlink(temporary)
             throw error
         }
-        close(fd)
+        fd.close()
         try rename(temporary, to: directory + "/" + name)
         return stamp
     }
@@ -122,18 +117,19 @@ struct POSIXFileSystem: FileSystem {
 
     /// Writes (and with `sync` fsyncs) `data` through `fd`; returns the file's stamp, from `fstat`
     /// on the descriptor: no second path walk, and it is this file's even if the name is replaced.
-    private func write(_ data: Data, to fd: Int32, path: String, sync: Bool) throws(FileSystemError) -> FileStamp? {
-        if let failure = writeAll(fd, data, path: path) { throw failure }
-        if sync, fsync(fd) != 0 { throw FileSystemError(.fsync, path: path, errno: errno) }
-        var info = stat()
-        return fstat(fd, &info) == 0 ? FileStamp(info) : nil
+    private func write(_ data: Data, to fd: FileDescriptor, path: String, sync: Bool) throws(FileSystemError) -> FileStamp? {
+        do { try fd.write(all: data) } catch { throw FileSystemError(.write, path: path, errno: error) }
+        if sync {
+            do { try fd.sync() } catch { throw FileSystemError(.fsync, path: path, errno: error) }
+        }
+        return (try? fd.status()).map(FileStamp.init)
     }
 
     func syncDirectory(_ path: String) throws(FileSystemError) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw FileSystemError(.open, .directory, path: path, errno: errno) }
-        defer { close(fd) }
-        if fsync(fd) != 0 { throw FileSystemError(.fsync, .directory, path: path, errno: errno) }
+        let fd: FileDescriptor
+        do { fd = try FileDescriptor.open(path, O_RDONLY | O_DIRECTORY) } catch { throw FileSystemError(.open, .directory, path: path, errno: error) }
+        defer { fd.close() }
+        do { try fd.sync() } catch { throw FileSystemError(.fsync, .directory, path: path, errno: error) }
     }
 
     func remove(_ path: String) {

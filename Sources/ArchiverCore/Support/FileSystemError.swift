@@ -36,6 +36,11 @@ public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertib
         self.errno = errno
     }
 
+    /// A failure a `FileDescriptor` call threw.
+    init(_ operation: Operation, _ subject: Subject = .file, path: String, to destination: String? = nil, errno: Errno) {
+        self.init(operation, subject, path: path, to: destination, errno: errno.rawValue)
+    }
+
     /// A failure Foundation reported (`FileManager`), with the `errno` under it (EIO if it has none).
     init(_ operation: Operation, path: String, foundation error: any Error) {
         // On Linux the underlying error is a `POSIXError`, which does not cast to `NSError`.

@@ -25,7 +25,7 @@ final class EditingFileSystem: FileSystem, @unchecked Sendable {
         real.remove(path)
     }
 
-    func createTemporary(beside path: String) throws(FileSystemError) -> (descriptor: Int32, path: String) {
+    func createTemporary(beside path: String) throws(FileSystemError) -> (descriptor: FileDescriptor, path: String) {
         if path.hasSuffix(name), let edit = edit.withLock({ edit in defer { edit = nil }; return edit }) { edit() }
         return try real.createTemporary(beside: path)
     }
