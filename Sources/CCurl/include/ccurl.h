@@ -5,8 +5,9 @@
  * A small shim over libcurl's multi interface that Swift can call.
  *
  * curl_easy_setopt is variadic, so Swift cannot call it: every option is set here. One
- * ccurl_client owns one multi handle and one thread that drives it (epoll_wait on the
- * sockets libcurl asks for, curl_multi_socket_action, curl_multi_info_read). Requests and cancellations may come from any
+ * ccurl_client owns one thread and a multi handle per 128 transfers in flight (16 at most),
+ * which the thread drives (epoll_wait on the sockets libcurl asks for,
+ * curl_multi_socket_action, curl_multi_info_read). Requests and cancellations may come from any
  * thread; they are queued under a lock, and the thread is woken through an eventfd only when
  * it is waiting in epoll_wait (a busy loop picks new work up before it sleeps). Easy
  * handles of finished transfers are kept and reused by later requests.
