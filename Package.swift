@@ -23,11 +23,7 @@ let package = Package(
         .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
         .target(name: "CWebP", linkerSettings: [.linkedLibrary("webpdemux"), .linkedLibrary("webp")]),
         .target(name: "CGIF", linkerSettings: [.linkedLibrary("gif")]),
-        .target(
-            name: "CCurl",
-            cSettings: [.unsafeFlags(["-Wall", "-Wextra"])],
-            linkerSettings: [.linkedLibrary("curl")]
-        ),
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
         // Linux constants Swift's Glibc leaves out (those behind _GNU_SOURCE), from the headers.
         .target(name: "CSystem"),
         .target(
