@@ -184,8 +184,8 @@ final class Ledger: Sendable {
         state.validatorSpans[position] = validators.append(found)
     }
 
-    func countRequest() {
-        state.withLock { $0.progress.requests += 1 }
+    func countRequests(_ count: Int) {
+        state.withLock { $0.progress.requests += count }
     }
 
     var progress: Progress { state.withLock { $0.progress } }
