@@ -17,13 +17,35 @@ import Synchronization
 /// thread to the journal, as when the writer had a queue of its own; a 304 costs none (the
 /// operation hands its 304s back with its finish). The operation queue's
 /// `maxConcurrentOperationCount` is the bound on requests in flight.
-final class FetchLoop: @unchecked Sendable {
-    // @unchecked: every `var` is touched only on `queue`; `backlog` is atomic.
+final class FetchLoop: Sendable {
+    /// What the loop's queue owns. Touched only on the queue; the lock around it is never
+    /// contended (a task on a serial queue takes it), it lets the compiler check the confinement.
+    private struct State {
+        let plan: Plan
+        var reader: CatalogReader
+        /// The next job of the plan to read.
+        var next = 0
+        var lanes: HostLanes
+        /// Operations made and not finished.
+        var outstanding = 0
+        var cancelled = false
+        var finished = false
+        var writer: RecordWriter
+        /// One entry per delivery not yet journaled, in order of delivery.
+        var awaitingJournal: [FetchOperation] = []
+        /// Requests the operations reported and the ledger has not counted yet.
+        var requests = 0
+
+        mutating func keep(_ delivery: Delivery, checked: Checked?, requests: Int, from operation: FetchOperation) {
+            self.requests += requests
+            writer.keep(delivery, checked: checked)
+            awaitingJournal.append(operation)
+        }
+    }
+
     private let queue = DispatchQueue(label: "archiver.loop")
     private let operations = OperationQueue()
-    private let plan: Plan
     private let stages: PipelineStages
-    private let writer: RecordWriter
     private let ledger: Ledger
     private let validator: any ImageValidating
     /// Whether validation is expensive enough (a full decode) to run in parallel on
@@ -33,40 +55,28 @@ final class FetchLoop: @unchecked Sendable {
     /// Tasks submitted to `queue` and not yet run: the writer commits when there are none.
     private let backlog = Atomic<Int>(0)
     private let done = DispatchSemaphore(value: 0)
-
-    private var reader: CatalogReader
-    /// The next job of the plan to read.
-    private var next = 0
-    private var lanes: HostLanes
-    /// Operations made and not finished.
-    private var outstanding = 0
-    private var cancelled = false
-    private var finished = false
-    /// One entry per delivery not yet journaled, in order of delivery.
-    private var awaitingJournal: [FetchOperation] = []
-    /// Requests the operations reported and the ledger has not counted yet.
-    private var requests = 0
+    private let state: Locked<State>
 
     init(
         plan: Plan, records: CatalogRecords, stages: PipelineStages, writer: RecordWriter, ledger: Ledger,
         validator: any ImageValidating, validateInParallel: Bool, concurrency: Int, perHost: Int?
     ) {
-        self.plan = plan
         self.stages = stages
-        self.writer = writer
         self.ledger = ledger
         self.validator = validator
         self.validateInParallel = validateInParallel
         self.concurrency = concurrency
-        reader = CatalogReader(records)
-        lanes = HostLanes(perHost: perHost, readAheadLimit: max(2048, 8 * concurrency))
+        state = Locked(
+            State(
+                plan: plan, reader: CatalogReader(records),
+                lanes: HostLanes(perHost: perHost, readAheadLimit: max(2048, 8 * concurrency)), writer: writer))
         operations.name = "archiver.jobs"
         operations.maxConcurrentOperationCount = concurrency
     }
 
     /// Starts feeding the operation queue.
     func start() {
-        submit { $0.feed() }
+        submit { loop, state in loop.feed(&state) }
     }
 
     /// Blocks until every operation made has finished and the feed is exhausted or cancelled.
@@ -77,10 +87,10 @@ final class FetchLoop: @unchecked Sendable {
     /// Stops making operations and cancels those queued or running; `wait` then returns once
     /// they have handed back.
     func cancel() {
-        submit { loop in
-            loop.cancelled = true
+        submit { loop, state in
+            state.cancelled = true
             loop.operations.cancelAllOperations()
-            loop.finishIfIdle()
+            loop.finishIfIdle(&state)
         }
     }
 
@@ -91,61 +101,57 @@ final class FetchLoop: @unchecked Sendable {
         if case .body(let data, _) = delivery.content, validateInParallel {
             stages.work.async { [self] in
                 let checked = RecordWriter.check(data, with: validator)
-                submit { $0.keep(delivery, checked: checked, requests: requests, from: operation) }
+                submit { _, state in state.keep(delivery, checked: checked, requests: requests, from: operation) }
             }
         } else {
             // A structure check takes microseconds: cheaper on the loop than a thread hop.
-            submit { $0.keep(delivery, checked: nil, requests: requests, from: operation) }
+            submit { _, state in state.keep(delivery, checked: nil, requests: requests, from: operation) }
         }
     }
 
     /// From an operation that finished on another thread than the loop's.
     func finished(_ report: FetchOperation.Finished) {
-        submit { $0.operationFinished(report) }
+        submit { loop, state in loop.operationFinished(report, &state) }
     }
 
     /// Runs `body` on the queue; once nothing else is queued, or a batch is full, the writer
     /// commits.
-    private func submit(_ body: @escaping @Sendable (FetchLoop) -> Void) {
+    private func submit(_ body: @escaping @Sendable (FetchLoop, inout State) -> Void) {
         backlog.add(1, ordering: .relaxed)
         queue.async { [self] in
-            body(self)
-            let idle = backlog.subtract(1, ordering: .relaxed).newValue == 0
-            if idle || writer.isFull { commit() }
+            state.withLock { state in
+                body(self, &state)
+                let idle = backlog.subtract(1, ordering: .relaxed).newValue == 0
+                if idle || state.writer.isFull { commit(&state) }
+            }
         }
-    }
-
-    private func keep(_ delivery: Delivery, checked: Checked?, requests: Int, from operation: FetchOperation) {
-        self.requests += requests
-        writer.keep(delivery, checked: checked)
-        awaitingJournal.append(operation)
     }
 
     /// Journals what the writer holds, then tells each operation its line is written.
-    private func commit() {
-        guard !awaitingJournal.isEmpty else { return }
-        writer.commit()
-        countRequests()
-        let journaled = awaitingJournal
-        awaitingJournal = []
+    private func commit(_ state: inout State) {
+        guard !state.awaitingJournal.isEmpty else { return }
+        state.writer.commit()
+        countRequests(&state)
+        let journaled = state.awaitingJournal
+        state.awaitingJournal = []
         for operation in journaled {
-            if let report = operation.journaled() { operationFinished(report) }
+            if let report = operation.journaled() { operationFinished(report, &state) }
         }
     }
 
-    private func operationFinished(_ report: FetchOperation.Finished) {
+    private func operationFinished(_ report: FetchOperation.Finished, _ state: inout State) {
         if !report.unchanged.isEmpty { ledger.revalidated(report.unchanged, .unchanged) }
-        requests += report.requests
-        countRequests()
-        outstanding -= 1
-        lanes.finished(report.host)
-        feed()
+        state.requests += report.requests
+        countRequests(&state)
+        state.outstanding -= 1
+        state.lanes.finished(report.host)
+        feed(&state)
     }
 
-    private func countRequests() {
-        guard requests > 0 else { return }
-        ledger.countRequests(requests)
-        requests = 0
+    private func countRequests(_ state: inout State) {
+        guard state.requests > 0 else { return }
+        ledger.countRequests(state.requests)
+        state.requests = 0
     }
 
     /// Keeps the queue fed with operations of up to 32 URLs of one host each, at most
@@ -155,29 +161,30 @@ final class FetchLoop: @unchecked Sendable {
     /// smaller, so the last URLs spread over every slot. Each operation keeps at most 3 URLs
     /// between request and journal line (`FetchStateMachine`), so at most 3 x concurrency
     /// requests are redone after a SIGKILL.
-    private func feed() {
+    private func feed(_ state: inout State) {
         var batch: [FetchOperation] = []
-        while !cancelled, outstanding < concurrency + 2 {
-            let remaining = plan.jobCount - next + lanes.buffered
+        let jobCount = state.plan.jobCount
+        while !state.cancelled, state.outstanding < concurrency + 2 {
+            let remaining = jobCount - state.next + state.lanes.buffered
             guard remaining > 0 else { break }
             let size = min(32, max(1, remaining / (4 * concurrency)))
             // Read ahead until the host next in line can fill an operation.
-            while next < plan.jobCount, lanes.canReadAhead, (lanes.next?.waiting ?? 0) < size {
-                if let job = plan.job(next, reader: &reader) { lanes.add(job, index: next) }
-                next += 1
+            while state.next < jobCount, state.lanes.canReadAhead, (state.lanes.next?.waiting ?? 0) < size {
+                if let job = state.plan.job(state.next, reader: &state.reader) { state.lanes.add(job, index: state.next) }
+                state.next += 1
             }
-            guard let (host, jobs) = lanes.take(upTo: size) else { break }
+            guard let (host, jobs) = state.lanes.take(upTo: size) else { break }
             batch.append(FetchOperation(host: host, jobs: jobs, stages: stages, loop: self))
-            outstanding += 1
+            state.outstanding += 1
         }
         if !batch.isEmpty { operations.addOperations(batch, waitUntilFinished: false) }
-        if (next >= plan.jobCount && lanes.buffered == 0) || cancelled { finishIfIdle() }
+        if (state.next >= jobCount && state.lanes.buffered == 0) || state.cancelled { finishIfIdle(&state) }
     }
 
-    private func finishIfIdle() {
-        guard !finished, outstanding == 0 else { return }
-        finished = true
-        countRequests()
+    private func finishIfIdle(_ state: inout State) {
+        guard !state.finished, state.outstanding == 0 else { return }
+        state.finished = true
+        countRequests(&state)
         done.signal()
     }
 }

@@ -17,8 +17,8 @@ struct Delivery: Sendable {
 /// A body's check: what the validator found and its SHA-256, or why it was refused.
 typealias Checked = Result<(info: ImageInfo, sha256: String), ItemError>
 
-/// What validates bodies, writes image files and journal lines, in that order: a part of the
-/// `FetchLoop`, run only on its queue (so it is not Sendable, and needs no lock).
+/// What validates bodies, writes image files and journal lines, in that order: part of the
+/// `FetchLoop`'s state, used only on its queue.
 ///
 /// The loop hands it each URL's outcome with `keep`; it validates a body, stores a file for
 /// every record sharing the URL (or fails them) and holds their journal lines, which wait until
@@ -31,7 +31,7 @@ typealias Checked = Result<(info: ImageInfo, sha256: String), ItemError>
 /// between request and journal line, so while the writer is busy, every line it holds back
 /// can stall a job's next request (bench/README.md has the measurement). A durable commit
 /// costs two fsyncs, so there batches stay large.
-final class RecordWriter {
+struct RecordWriter {
     private let journal: Journal
     private let files: KeyedStore
     private let ledger: Ledger
@@ -64,7 +64,7 @@ final class RecordWriter {
     ///
     /// A target being revalidated (`--refresh`) whose file already holds these bytes is not
     /// written again: it keeps its file, and gets a journal line only if the validators changed.
-    func keep(_ delivery: Delivery, checked: Checked?) {
+    mutating func keep(_ delivery: Delivery, checked: Checked?) {
         delivered += 1
         let job = delivery.job, attempts = delivery.attempts
         let data: Data, validators: Validators
@@ -146,7 +146,7 @@ final class RecordWriter {
     /// Every record sharing the URL is failed, and a file an earlier run left goes;
     /// except a done item being revalidated, which keeps its file and its done line (a refresh
     /// never loses an image it had).
-    private func fail(_ job: FetchJob, _ error: ItemError, attempts: Int, note: String? = nil) {
+    private mutating func fail(_ job: FetchJob, _ error: ItemError, attempts: Int, note: String? = nil) {
         var recorded = RecordedError(error)
         if let note { recorded.message += " (\(note))" }
         let kept = job.targets.filter { $0.previous != nil }.map(\.id)
@@ -168,13 +168,13 @@ final class RecordWriter {
     }
 
     /// The store's files are in place; journal `records` with the next batch.
-    private func record(_ records: [ItemRecord], bytes: Int64) {
+    private mutating func record(_ records: [ItemRecord], bytes: Int64) {
         pending += records
         pendingBytes += bytes
     }
 
     /// Writes the lines held back in one append, then hands their outcomes to the ledger.
-    func commit() {
+    mutating func commit() {
         guard delivered > 0 else { return }
         var records = pending
         var bytes = pendingBytes
