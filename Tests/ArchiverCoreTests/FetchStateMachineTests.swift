@@ -20,8 +20,8 @@ final class FetchStateMachineTests: XCTestCase {
         let ended: String
         switch step.ended {
         case nil: ended = "-"
-        case .pending(let index): ended = "pending \(index)"
-        case .unchanged(let index): ended = "unchanged \(index)"
+        case .pending(let index, let requests): ended = "pending \(index) after \(requests)"
+        case .unchanged(let index, let requests): ended = "unchanged \(index) after \(requests)"
         case .deliver(let index, let attempts, .body(let data, let validators)):
             ended = "body \(index) after \(attempts): \(data.count) bytes, etag \(validators.etag ?? "none")"
         case .deliver(let index, let attempts, .failed(let error, let note)):
@@ -71,7 +71,7 @@ final class FetchStateMachineTests: XCTestCase {
         var machine = machine(1)
         _ = machine.start()
         _ = machine.gated(.open)
-        XCTAssertEqual(text(machine.answered(.notModified)), "unchanged 0 / finish")
+        XCTAssertEqual(text(machine.answered(.notModified)), "unchanged 0 after 1 / finish")
         XCTAssertEqual(machine.unjournaled, 0)
     }
 
@@ -133,8 +133,13 @@ final class FetchStateMachineTests: XCTestCase {
         _ = machine.start()
         _ = machine.gated(.open)
         XCTAssertEqual(text(machine.answered(.failed(unavailable, retryAfter: 100))), "- / wait 100.0 s, ticket 1")
-        XCTAssertEqual(text(machine.cancel()), "pending 0 / finish")
+        XCTAssertEqual(text(machine.cancel()), "pending 0 after 1 / finish")
         XCTAssertEqual(text(machine.timerFired(1)), "- / -", "the timer of a cancelled wait does nothing")
+
+        var limited = self.machine(1)
+        _ = limited.start()
+        _ = limited.gated(.wait(0.5))
+        XCTAssertEqual(text(limited.cancel()), "pending 0 after 0 / finish", "the rate limiter's wait sent nothing")
     }
 
     func testCancelInFlightCancelsTheRequestAndARetriableFailureThenStaysPending() {
@@ -142,13 +147,13 @@ final class FetchStateMachineTests: XCTestCase {
         _ = machine.start()
         _ = machine.gated(.open)
         XCTAssertEqual(text(machine.cancel()), "- / cancel request")
-        XCTAssertEqual(text(machine.answered(.failed(unavailable, retryAfter: nil))), "pending 0 / finish")
+        XCTAssertEqual(text(machine.answered(.failed(unavailable, retryAfter: nil))), "pending 0 after 1 / finish")
 
         var cancelled = self.machine(2)
         _ = cancelled.start()
         _ = cancelled.gated(.open)
         _ = cancelled.cancel()
-        XCTAssertEqual(text(cancelled.answered(.cancelled)), "pending 0 / finish")
+        XCTAssertEqual(text(cancelled.answered(.cancelled)), "pending 0 after 1 / finish")
     }
 
     func testABodyThatArrivesDespiteACancelIsStillDelivered() {
@@ -164,7 +169,7 @@ final class FetchStateMachineTests: XCTestCase {
         var machine = machine(2)
         _ = machine.start()
         XCTAssertEqual(text(machine.cancel()), "- / -")
-        XCTAssertEqual(text(machine.gated(.open)), "pending 0 / finish")
+        XCTAssertEqual(text(machine.gated(.open)), "pending 0 after 0 / finish")
     }
 
     func testCancelWhileIdleFinishesOnlyOnceEveryDeliveryIsJournaled() {

@@ -36,8 +36,8 @@ final class FetchLoop: Sendable {
         /// Requests the operations reported and the ledger has not counted yet.
         var requests = 0
 
-        mutating func keep(_ delivery: Delivery, checked: Checked?, requests: Int, from operation: FetchOperation) {
-            self.requests += requests
+        mutating func keep(_ delivery: Delivery, checked: Checked?, from operation: FetchOperation) {
+            requests += delivery.attempts
             writer.keep(delivery, checked: checked)
             awaitingJournal.append(operation)
         }
@@ -95,17 +95,16 @@ final class FetchLoop: Sendable {
     }
 
     /// From an operation: a URL's body (validated first, on the work queue, with
-    /// `--validate full`) or its failure, to store and journal; `requests` the operation sent
-    /// since it last reported.
-    func deliver(_ delivery: Delivery, requests: Int, from operation: FetchOperation) {
+    /// `--validate full`) or its failure, to store and journal.
+    func deliver(_ delivery: Delivery, from operation: FetchOperation) {
         if case .body(let data, _) = delivery.content, validateInParallel {
             stages.work.async { [self] in
                 let checked = RecordWriter.check(data, with: validator)
-                submit { _, state in state.keep(delivery, checked: checked, requests: requests, from: operation) }
+                submit { _, state in state.keep(delivery, checked: checked, from: operation) }
             }
         } else {
             // A structure check takes microseconds: cheaper on the loop than a thread hop.
-            submit { _, state in state.keep(delivery, checked: nil, requests: requests, from: operation) }
+            submit { _, state in state.keep(delivery, checked: nil, from: operation) }
         }
     }
 

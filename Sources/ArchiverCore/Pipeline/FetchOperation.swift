@@ -30,10 +30,10 @@ final class FetchOperation: Operation, @unchecked Sendable {
         var task: (any FetchTask)?
         var executing = false
         var finished = false
-        /// Requests sent and not yet counted by the loop.
-        var requests = 0
-        /// Records whose URL answered 304, not yet told to the loop.
+        /// Records whose URL answered 304, and requests of URLs not delivered (304s, pending):
+        /// handed back with the finish.
         var unchanged: [RecordID] = []
+        var requests = 0
     }
 
     /// What a finished operation hands back to the loop.
@@ -142,7 +142,6 @@ final class FetchOperation: Operation, @unchecked Sendable {
                 })
         }
         let cancel: Bool = state.withLock { state in
-            state.requests += 1
             // The completion may already have run (even the next URL's request may be out); only
             // this attempt, still unanswered, is kept to be cancelled.
             guard state.machine.isInFlight(index: index, attempt: attempt) else { return false }
@@ -169,18 +168,17 @@ final class FetchOperation: Operation, @unchecked Sendable {
     private func hand(_ ending: FetchStateMachine.Ending) {
         switch ending {
         case .deliver(let index, let attempts, let content):
-            let requests = state.withLock { state in
-                defer { state.requests = 0 }
-                return state.requests
-            }
-            loop.deliver(Delivery(job: jobs[index], attempts: attempts, content: content), requests: requests, from: self)
-        case .unchanged(let index):
+            loop.deliver(Delivery(job: jobs[index], attempts: attempts, content: content), from: self)
+        case .unchanged(let index, let requests):
             // Only a conditional request gets here, and only when every target was done with the
             // validators sent: each keeps its file and journal line; nothing is written.
             let ids = jobs[index].targets.map(\.id)
-            state.withLock { $0.unchanged += ids }
-        case .pending:
-            break
+            state.withLock { state in
+                state.unchanged += ids
+                state.requests += requests
+            }
+        case .pending(_, let requests):
+            if requests > 0 { state.withLock { $0.requests += requests } }
         }
     }
 

@@ -20,14 +20,15 @@ struct FetchStateMachine: Sendable {
         var backoff: Backoff
     }
 
-    /// How a URL ended: what the operation hands back for it.
+    /// How a URL ended: what the operation hands back for it, with the requests it took.
     enum Ending: Sendable {
-        /// A body or a failure for the writer; the URL counts as unjournaled until `journaled()`.
+        /// A body or a failure for the writer, after `attempts` requests; the URL counts as
+        /// unjournaled until `journaled()`.
         case deliver(index: Int, attempts: Int, Delivery.Content)
         /// A 304: every target keeps its file and journal line.
-        case unchanged(index: Int)
+        case unchanged(index: Int, requests: Int)
         /// Cut short by a cancel: the URL stays pending for a later run.
-        case pending(index: Int)
+        case pending(index: Int, requests: Int)
     }
 
     /// What to do next.
@@ -108,7 +109,7 @@ struct FetchStateMachine: Sendable {
         isCancelled = true
         switch phase {
         case .inFlight: return Step(command: .cancelRequest)
-        case .waiting(let index, _, _, _): return end(.pending(index: index))
+        case .waiting(let index, let attempt, _, _): return end(.pending(index: index, requests: attempt - 1))
         case .idle: return Step(command: advance())
         case .notStarted, .gating, .finished: return Step(command: .none)
         }
@@ -117,7 +118,7 @@ struct FetchStateMachine: Sendable {
     /// The answer to `Command.gate`.
     mutating func gated(_ gate: Gate) -> Step {
         guard case .gating(let index, let attempt) = phase else { return Step(command: .none) }
-        if isCancelled { return end(.pending(index: index)) }
+        if isCancelled { return end(.pending(index: index, requests: attempt - 1)) }
         switch gate {
         case .open:
             phase = .inFlight(index: index, attempt: attempt)
@@ -135,14 +136,14 @@ struct FetchStateMachine: Sendable {
         guard case .inFlight(let index, let attempt) = phase else { return Step(command: .none) }
         switch outcome {
         case .cancelled:
-            return end(.pending(index: index))
+            return end(.pending(index: index, requests: attempt))
         case .notModified:
-            return end(.unchanged(index: index))
+            return end(.unchanged(index: index, requests: attempt))
         case .body(let data, _, let validators):
             return end(.deliver(index: index, attempts: attempt, .body(data, validators: validators)))
         case .failed(let error, let retryAfter):
             // Interrupted mid-retry: leave the item pending rather than failed for good.
-            if isCancelled, error.isRetriable { return end(.pending(index: index)) }
+            if isCancelled, error.isRetriable { return end(.pending(index: index, requests: attempt)) }
             guard error.isRetriable, attempt <= policy.retries, !isCancelled else {
                 return end(.deliver(index: index, attempts: attempt, .failed(error, note: nil)))
             }
@@ -159,7 +160,7 @@ struct FetchStateMachine: Sendable {
     /// The timer of `Command.wait` fired; a stale ticket (its wait was cancelled) does nothing.
     mutating func timerFired(_ ticket: Int) -> Step {
         guard case .waiting(let index, let attempt, ticket, let gate) = phase else { return Step(command: .none) }
-        if isCancelled { return end(.pending(index: index)) }
+        if isCancelled { return end(.pending(index: index, requests: attempt - 1)) }
         if gate {
             phase = .gating(index: index, attempt: attempt)
             return Step(command: .gate(index: index, attempt: attempt))
