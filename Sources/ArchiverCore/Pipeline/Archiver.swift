@@ -171,9 +171,9 @@ public final class Archiver: Sendable {
         do {
             journal = try Journal(path: layout.journal.path, durable: config.durable, beforeCommit: store.syncDirectory)
             try journal.append(plan.invalidated)
-            try plan.rejections(of: catalog.records) { batch throws(FileSystemError) in
+            try plan.rejections(of: catalog.records) { batch, positions throws(FileSystemError) in
                 try journal.append(batch)
-                ledger.record(batch, bytes: 0)
+                ledger.record(batch, at: Array(positions), bytes: 0)
             }
         } catch {
             throw .fileSystem(error)

@@ -32,14 +32,15 @@ final class FetchOperation: Operation, @unchecked Sendable {
         var finished = false
         /// Records whose URL answered 304, and requests of URLs not delivered (304s, pending):
         /// handed back with the finish.
-        var unchanged: [RecordID] = []
+        var unchanged: [Int32] = []
         var requests = 0
     }
 
     /// What a finished operation hands back to the loop.
     struct Finished: Sendable {
         let host: String
-        let unchanged: [RecordID]
+        /// Catalog positions of the records whose URL answered 304.
+        let unchanged: [Int32]
         let requests: Int
     }
 
@@ -172,9 +173,9 @@ final class FetchOperation: Operation, @unchecked Sendable {
         case .unchanged(let index, let requests):
             // Only a conditional request gets here, and only when every target was done with the
             // validators sent: each keeps its file and journal line; nothing is written.
-            let ids = jobs[index].targets.map(\.id)
+            let positions = jobs[index].targets.map(\.position)
             state.withLock { state in
-                state.unchanged += ids
+                state.unchanged += positions
                 state.requests += requests
             }
         case .pending(_, let requests):

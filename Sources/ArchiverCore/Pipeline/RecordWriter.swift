@@ -37,6 +37,8 @@ struct RecordWriter {
     private let ledger: Ledger
     private let validator: any ImageValidating
     private var pending: [ItemRecord] = []
+    /// The catalog positions of `pending`'s records.
+    private var pendingPositions: [Int32] = []
     private var pendingBytes: Int64 = 0
     /// Revalidated records whose image changed format: their old file goes once the new is journaled.
     private var pendingFormatChanges: [RecordID] = []
@@ -78,28 +80,31 @@ struct RecordWriter {
         case .failure(let error): return fail(job, error, attempts: attempts)
         }
         var records: [ItemRecord] = []
+        var positions: [Int32] = []
         var written: Int64 = 0
-        var same: [RecordID] = []
+        var same: [Int32] = []
         var changed = 0, revalidated = 0
         for target in job.targets {
             if let expected = target.expectedSHA256, !SHA256.matches(expected, facts.sha256) {
                 let error = ItemError.checksumMismatch(expected: expected, actual: facts.sha256, url: job.address)
                 // Never stored: a revalidated target keeps the file it had, a new one gets none.
                 if target.previous != nil {
-                    ledger.revalidated([target.id], .failed(RecordedError(error)))
+                    ledger.revalidated([target.position], .failed(RecordedError(error)))
                 } else {
                     records.append(failure(job, error, target: target, attempts: attempts))
+                    positions.append(target.position)
                     files.remove(id: target.id)
                 }
                 continue
             }
             if let previous = target.previous, previous.bytes == Int64(data.count), previous.sha256 == facts.sha256 {
                 if previous.validators == validators {
-                    same.append(target.id)
+                    same.append(target.position)
                 } else {
                     var record = previous
                     record.validators = validators
                     records.append(record)
+                    positions.append(target.position)
                     revalidated += 1
                 }
                 continue
@@ -113,6 +118,7 @@ struct RecordWriter {
                         bytes: Int64(data.count), sha256: facts.sha256, width: facts.info.width,
                         height: facts.info.height, attempts: attempts, file: stamp, validators: validators,
                         format: facts.info.format, frames: facts.info.frames))
+                positions.append(target.position)
                 if let previous = target.previous {
                     changed += 1
                     if previous.format != facts.info.format { pendingFormatChanges.append(target.id) }
@@ -120,15 +126,16 @@ struct RecordWriter {
             } catch {
                 // The write failed: a revalidated target's old file is still in place and stands.
                 if target.previous != nil {
-                    ledger.revalidated([target.id], .failed(RecordedError(error)))
+                    ledger.revalidated([target.position], .failed(RecordedError(error)))
                 } else {
                     records.append(failure(job, error, target: target, attempts: attempts))
+                    positions.append(target.position)
                 }
             }
         }
         if !same.isEmpty { ledger.revalidated(same, .unchanged) }
         if changed + revalidated > 0 { ledger.countRevalidated(changed: changed, unchanged: revalidated) }
-        record(records, bytes: written)
+        record(records, at: positions, bytes: written)
     }
 
     /// Writes `data` as the file of `id`: where a file-system failure becomes the item's `io`
@@ -149,16 +156,18 @@ struct RecordWriter {
     private mutating func fail(_ job: FetchJob, _ error: ItemError, attempts: Int, note: String? = nil) {
         var recorded = RecordedError(error)
         if let note { recorded.message += " (\(note))" }
-        let kept = job.targets.filter { $0.previous != nil }.map(\.id)
+        let kept = job.targets.filter { $0.previous != nil }.map(\.position)
         if !kept.isEmpty { ledger.revalidated(kept, .failed(recorded)) }
         var records: [ItemRecord] = []
+        var positions: [Int32] = []
         for target in job.targets where target.previous == nil {
             var record = failure(job, error, target: target, attempts: attempts)
             record.error = recorded
             records.append(record)
+            positions.append(target.position)
             files.remove(id: target.id)
         }
-        record(records, bytes: 0)
+        record(records, at: positions, bytes: 0)
     }
 
     private func failure(_ job: FetchJob, _ error: ItemError, target: FetchJob.Target, attempts: Int) -> ItemRecord {
@@ -167,9 +176,10 @@ struct RecordWriter {
             attempts: attempts, error: RecordedError(error))
     }
 
-    /// The store's files are in place; journal `records` with the next batch.
-    private mutating func record(_ records: [ItemRecord], bytes: Int64) {
+    /// The store's files are in place; journal `records` (at `positions` in the catalog) with the next batch.
+    private mutating func record(_ records: [ItemRecord], at positions: [Int32], bytes: Int64) {
         pending += records
+        pendingPositions += positions
         pendingBytes += bytes
     }
 
@@ -199,8 +209,9 @@ struct RecordWriter {
             files.remove(id: id, except: record.format)
         }
         pendingFormatChanges = []
-        ledger.record(records, bytes: bytes)
+        ledger.record(records, at: pendingPositions, bytes: bytes)
         pending = []
+        pendingPositions = []
         pendingBytes = 0
         delivered = 0
     }
