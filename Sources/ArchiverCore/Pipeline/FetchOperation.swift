@@ -41,6 +41,7 @@ final class FetchOperation: Operation, @unchecked Sendable {
         let host: String
         /// Catalog positions of the records whose URL answered 304.
         let unchanged: [Int32]
+        /// Requests of its URLs that were not delivered (a delivery's attempts count its own).
         let requests: Int
     }
 

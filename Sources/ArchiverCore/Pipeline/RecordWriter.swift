@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 
-/// What a fetch operation hands the writer for one URL: its body, or why it failed for good.
+/// What a fetch operation hands the loop (and it the writer) for one URL: its body, or why it failed for good.
 struct Delivery: Sendable {
     enum Content: Sendable {
         case body(Data, validators: Validators)
