@@ -216,6 +216,7 @@ enum RunCommand {
 /// Turns SIGINT and SIGTERM into a clean cancel; a second signal exits at once (the journal
 /// is consistent at every instant, so nothing is lost but the items in flight).
 final class Interruption: @unchecked Sendable {
+    // @unchecked: `sources` is written only in `init`; `signalNumber` only under `lock`.
     private var sources: [any DispatchSourceSignal] = []
     private let lock = NSLock()
     private var signalNumber: Int32?

@@ -72,6 +72,20 @@ final class FaultTests: XCTestCase {
         }
     }
 
+    /// The operations hand back how many requests each URL took; the run's count is their sum.
+    func testEveryAttemptCountsAsARequestRetriesIncluded() throws {
+        let (server, _) = try faultServer()
+        let records = [(1, "500-then-ok"), (2, "404")].map { id, fault in
+            CatalogRecord(albumId: 9, id: RecordID(id), title: fault, url: "\(Fixtures.host)/fault/\(fault)/\(id)", thumbnailUrl: "")
+        }
+        var config = Fixtures.configuration(out: Fixtures.temporaryDirectory(self), server: server)
+        config.retries = 3
+        let summary = try Fixtures.run(config, catalog: Fixtures.catalog(records))
+        XCTAssertEqual(summary.done, 1)
+        XCTAssertEqual(server.total, 4, "500 twice, then the image; the 404 once")
+        XCTAssertEqual(summary.progress.requests, 4)
+    }
+
     func testARetryAfterBeyondTheCapFailsAtOnceInsteadOfWaiting() throws {
         let server = try Fixtures.placeholderServer()
         server.route("/600/000503", HTTPResponse(status: 503, headers: [("Retry-After", "3600")]))

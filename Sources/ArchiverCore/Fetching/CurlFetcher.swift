@@ -6,8 +6,8 @@ import Foundation
 /// connections, kept per host and reused whatever order the requests come in; at most
 /// `limits.perHost` to one host when set. The caller bounds requests in flight.
 ///
-/// Completions run on that thread, so they must not block; `FetchOperation` hops to its own
-/// queue at once. The C side (`CCurl`) owns every `curl_easy_setopt`, the size cap and the
+/// Completions run on that thread, so they must not block: a `FetchOperation` decides there
+/// and hands the body to the `FetchLoop`'s queue. The C side (`CCurl`) owns every `curl_easy_setopt`, the size cap and the
 /// header parsing; this type maps its results onto `FetchOutcome`: a non-2xx answer is
 /// `httpStatus` (with `Retry-After`), a body short of its `Content-Length` is `truncated`, a body
 /// over `maxBytes` is `tooLarge` (by `Content-Length` at once, else as soon as it streams past).

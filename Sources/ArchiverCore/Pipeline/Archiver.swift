@@ -31,24 +31,22 @@ public struct RunSummary: Sendable {
 /// The pipeline, wired in `run(catalog:)`:
 ///
 ///     catalog ─▶ plan (replay journal, skip done, group by fetch URL, --mirror, --shard)
-///             ─▶ host lanes (jobs read a bounded amount ahead, grouped by host; a free slot goes
-///                            to the host whose next job comes first, within --per-host)
-///             ─▶ OperationQueue (≤ concurrency FetchOperations of ≤ 32 URLs of one host each;
-///                                one request in flight per operation)
-///                  FetchOperation: fetch (retries), next URL's request    [libcurl's thread]
-///             ─▶ RecordWriter: validate (libpng), hash                    [writer; work queue if --validate full]
-///                              ─▶ store (tmpfile, link) ─▶ journal ─▶ ledger [writer queue]
-///             ─▶ the operation's next URL; when its last is journaled, the feed [writer queue]
+///             ─▶ FetchLoop, one serial owner of the fetch:
+///                  host lanes (jobs read a bounded amount ahead, grouped by host; a free slot goes
+///                              to the host whose next job comes first, within --per-host)
+///                  ─▶ OperationQueue (≤ concurrency FetchOperations of ≤ 32 URLs of one host each;
+///                                     one request in flight per operation)
+///                       FetchOperation: fetch (retries, FetchStateMachine) [libcurl's thread]
+///                  ◀─ hands back to the loop: RecordWriter validate (libpng), hash
+///                       ─▶ store (tmpfile, link) ─▶ journal ─▶ ledger     [loop; work queue if --validate full]
+///                  ─▶ the operation's next URL; when its last is journaled, the feed
 ///             ─▶ manifest.json, gallery pages (items written as they finish, the files put in
 ///                place at the end), compacted journal
 public final class Archiver: Sendable {
-    private struct Feed {
-        var reader: CatalogReader?
-        var next = 0
-        var lanes: HostLanes
-        var outstanding = 0
+    /// The loop of the run under way, and whether `cancel()` was called (maybe before it).
+    private struct Fetch {
+        var loop: FetchLoop?
         var cancelled = false
-        var finished = false
     }
 
     let configuration: RunConfiguration
@@ -57,11 +55,9 @@ public final class Archiver: Sendable {
     let fileSystem: any FileSystem
     private let backoff: Backoff
     private let log: @Sendable (String) -> Void
-    private let queue: OperationQueue
-    private let feed: Locked<Feed>
+    private let fetch = Locked(Fetch())
     private let ledger = Locked<Ledger?>(nil)
-    private let done = DispatchSemaphore(value: 0)
-    /// Whether `run` was called: its queue, feed and semaphore serve one run.
+    /// Whether `run` was called: one instance serves one run.
     private let used = Locked(false)
 
     /// A coordinator for one run of `configuration`, fetching through `fetcher`; `log` gets the
@@ -86,10 +82,6 @@ public final class Archiver: Sendable {
         self.fileSystem = fileSystem
         self.backoff = backoff
         self.log = log
-        queue = OperationQueue()
-        queue.name = "archiver.jobs"
-        queue.maxConcurrentOperationCount = configuration.concurrency
-        feed = Locked(Feed(lanes: HostLanes(perHost: configuration.perHost, readAheadLimit: max(2048, 8 * configuration.concurrency))))
     }
 
     /// Progress of the run under way.
@@ -99,9 +91,10 @@ public final class Archiver: Sendable {
 
     /// Stops starting work and cancels what is in flight; `run` then records what finished and returns.
     public func cancel() {
-        feed.withLock { $0.cancelled = true }
-        queue.cancelAllOperations()
-        finishIfIdle()
+        fetch.withLock { fetch in
+            fetch.cancelled = true
+            return fetch.loop
+        }?.cancel()
     }
 
     /// Runs the whole pipeline and blocks the calling thread until it is done or cancelled.
@@ -178,25 +171,30 @@ public final class Archiver: Sendable {
         do {
             journal = try Journal(path: layout.journal.path, durable: config.durable, beforeCommit: store.syncDirectory)
             try journal.append(plan.invalidated)
-            try plan.rejections(of: catalog.records) { batch throws(FileSystemError) in
+            try plan.rejections(of: catalog.records) { batch, positions throws(FileSystemError) in
                 try journal.append(batch)
-                ledger.record(batch, bytes: 0)
+                ledger.record(batch, at: Array(positions), bytes: 0)
             }
         } catch {
             throw .fileSystem(error)
         }
         self.ledger.withLock { $0 = ledger }
-        let work = DispatchQueue(label: "archiver.work", attributes: .concurrent)
-        let writer = RecordWriter(
-            journal: journal, store: store, ledger: ledger, validator: validator,
-            validateInParallel: config.validation == .full, work: work, durable: config.durable)
         let stages = PipelineStages(
-            fetcher: fetcher, writer: writer, ledger: ledger, backoff: backoff, retries: config.retries,
-            maxRetryAfter: config.maxRetryAfter, rateLimiter: config.rate.map { RateLimiter(rate: $0) }, work: work,
-            hosts: HostWatch(say: log))
-
-        feed.withLock { $0.reader = CatalogReader(catalog.records) }
-        feedQueue(plan, stages: stages)
+            fetcher: fetcher,
+            policy: FetchStateMachine.Policy(retries: config.retries, maxRetryAfter: config.maxRetryAfter, backoff: backoff),
+            rateLimiter: config.rate.map { RateLimiter(rate: $0) },
+            work: DispatchQueue(label: "archiver.work", attributes: .concurrent), hosts: HostWatch(say: log))
+        let loop = FetchLoop(
+            plan: plan, records: catalog.records, stages: stages,
+            writer: RecordWriter(journal: journal, store: store, ledger: ledger, validator: validator, durable: config.durable),
+            ledger: ledger, validator: validator, validateInParallel: config.validation == .full,
+            concurrency: config.concurrency, perHost: config.perHost)
+        let cancelledEarly = fetch.withLock { fetch in
+            fetch.loop = loop
+            return fetch.cancelled
+        }
+        if cancelledEarly { loop.cancel() }
+        loop.start()
         // While the jobs run, the items that have finished are written to the manifest and pages
         // (if this cannot start, `writeBundle` tries again at the end and reports why). Not in a
         // refresh: it mostly finds nothing changed, and then writing the whole manifest and
@@ -205,7 +203,8 @@ public final class Archiver: Sendable {
         let output = plan.jobCount > 0 && !config.refresh
             ? try? BundleOutput(catalog: catalog, ledger: ledger, configuration: config, layout: layout, fileSystem: fileSystem) : nil
         output?.startWriting(every: .milliseconds(20))
-        done.wait()
+        loop.wait()
+        fetch.withLock { $0.loop = nil }
         output?.stopWriting()
 
         if catalog.changedSinceLoad {
@@ -213,7 +212,7 @@ public final class Archiver: Sendable {
         }
         let tally = ledger.tally()
         let recorded = ledger.progress.done + ledger.progress.failed
-        let interrupted = feed.withLock { $0.cancelled } && recorded < ledger.progress.total
+        let interrupted = fetch.withLock { $0.cancelled } && recorded < ledger.progress.total
         // Nothing new journaled, nothing superseded, every record kept (or revalidated as it was):
         // the journal is already compact, and if the bundle's files are the ones the last
         // completed run wrote, they are already right.
@@ -237,61 +236,6 @@ public final class Archiver: Sendable {
         var summary = summarize(catalog, ledger: ledger, tally: tally, started: started, interrupted: interrupted)
         summary.adopted = adoption
         return summary
-    }
-
-    /// Keeps the queue fed with operations of up to 32 URLs of one host each, at most
-    /// concurrency + 2 of them at a time, made from the plan only as they are queued (their URLs
-    /// read back from the catalog, a bounded number ahead; see `HostLanes` for which host gets a
-    /// free slot), so memory does not grow with the catalog. Near the end the operations get
-    /// smaller, so the last URLs spread over every slot. Each operation keeps at most 3 URLs
-    /// between request and journal line (see `FetchOperation`), so at most 3 x concurrency
-    /// requests are redone after a SIGKILL.
-    private func feedQueue(_ plan: Plan, stages: PipelineStages, finished host: String? = nil) {
-        let concurrency = configuration.concurrency
-        let batch: [FetchOperation] = feed.withLock { feed in
-            var batch: [FetchOperation] = []
-            if let host {
-                feed.outstanding -= 1
-                feed.lanes.finished(host)
-            }
-            while !feed.cancelled, feed.outstanding < concurrency + 2 {
-                let remaining = plan.jobCount - feed.next + feed.lanes.buffered
-                guard remaining > 0 else { break }
-                let size = min(32, max(1, remaining / (4 * concurrency)))
-                // Read ahead until the host next in line can fill an operation.
-                while feed.next < plan.jobCount, feed.lanes.canReadAhead, (feed.lanes.next?.waiting ?? 0) < size {
-                    let index = feed.next
-                    feed.next += 1
-                    if let job = plan.job(index, reader: &feed.reader!) { feed.lanes.add(job, index: index) }
-                }
-                guard let (host, jobs) = feed.lanes.take(upTo: size) else { break }
-                batch.append(FetchOperation(jobs: jobs, stages: stages) { [self] in
-                    // On the writer thread, where the operation's last URL was journaled. A hop
-                    // to a feed queue of its own cost 4 to 9% of the LAN run's wall time (more
-                    // thread wake-ups than the catalog reads it moved): bench/README.md.
-                    feedQueue(plan, stages: stages, finished: host)
-                })
-                feed.outstanding += 1
-            }
-            return batch
-        }
-        if !batch.isEmpty {
-            queue.addOperations(batch, waitUntilFinished: false)
-            // A cancel between making the batch and queueing it found none of these on the
-            // queue; they must not run their up to 32 URLs each.
-            if feed.withLock({ $0.cancelled }) { for operation in batch { operation.cancel() } }
-        }
-        let exhausted = feed.withLock { ($0.next >= plan.jobCount && $0.lanes.buffered == 0) || $0.cancelled }
-        if exhausted { finishIfIdle() }
-    }
-
-    private func finishIfIdle() {
-        let signal: Bool = feed.withLock { feed in
-            guard !feed.finished, feed.outstanding == 0 else { return false }
-            feed.finished = true
-            return true
-        }
-        if signal { done.signal() }
     }
 
     /// Counts what the manifest says, from the ledger: an outcome counts only for the URL the

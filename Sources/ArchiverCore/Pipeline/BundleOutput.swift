@@ -20,6 +20,7 @@ import Foundation
 /// The manifest side is used only by that thread, then by the one that calls `commit`; the
 /// gallery side only on `pageQueue`, so at the end the two are finished on two cores.
 final class BundleOutput: @unchecked Sendable {
+    // @unchecked: the manifest side has one thread at a time (above), the gallery side `pageQueue`.
     private let catalog: Catalog
     private let ledger: Ledger
     private let configuration: RunConfiguration

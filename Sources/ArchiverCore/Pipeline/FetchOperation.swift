@@ -1,16 +1,10 @@
 import Dispatch
 import Foundation
 
-/// What every fetch operation shares: the fetcher, the writer its outcomes go to, and how to retry.
+/// What every fetch operation shares: the fetcher, how to retry, and what gates a request.
 struct PipelineStages: Sendable {
     let fetcher: any Fetching
-    let writer: RecordWriter
-    let ledger: Ledger
-    let backoff: Backoff
-    /// Attempts after the first for a failure that may clear up.
-    let retries: Int
-    /// The longest `Retry-After`, in seconds, worth waiting for; a longer one fails the URL.
-    let maxRetryAfter: Double
+    let policy: FetchStateMachine.Policy
     let rateLimiter: RateLimiter?
     /// Concurrent: timers between attempts.
     let work: DispatchQueue
@@ -18,54 +12,52 @@ struct PipelineStages: Sendable {
     let hosts: HostWatch
 }
 
-/// One job on the queue: a run of distinct URLs, fetched one after another. For each, it fetches
-/// the URL (retrying what may succeed) and delivers the body, or the failure, to the writer,
-/// which validates, stores and journals.
+/// One job on the queue: a run of distinct URLs of one host, fetched one after another, their
+/// outcomes handed back to the `FetchLoop`. What to do when is `FetchStateMachine`'s to decide;
+/// the operation feeds it events (from `start`, `cancel`, libcurl's thread, timers, the loop)
+/// under its lock and carries out the steps it returns.
 ///
 /// Asynchronous: it holds a queue slot, never a thread, and has at most one request in flight,
 /// so the queue's `maxConcurrentOperationCount` is the number of requests in flight. When a
-/// body arrives, the next URL's request starts at once, from the thread that delivered the body,
-/// as long as at most two earlier URLs of this job are still waiting for their journal lines: so
-/// at most 3 URLs per slot are between request and journal, which bounds what a SIGKILL makes
-/// the next run redo to 3 x concurrency requests. (With one, the writer itself started most next
-/// requests, after their journal lines, on the thread the run waits on: bench/README.md.) Running many URLs per operation spares a thread
-/// hand-off per image (an operation starting on a queue thread wakes one). The operation
-/// finishes once its last URL is journaled; `onFinish` then tells the coordinator (on the writer).
+/// body arrives, the next URL's request starts at once, from the thread that delivered the body
+/// (at most 3 URLs per slot between request and journal: `FetchStateMachine`). Running many URLs
+/// per operation spares a thread hand-off per image (an operation starting on a queue thread
+/// wakes one).
 final class FetchOperation: Operation, @unchecked Sendable {
-    /// Where the lane's current URL is. Every change happens under the lock, and whoever moves
-    /// it out of `waiting` owns what comes next, so a cancel and a timer cannot both act.
-    private enum Phase {
-        /// No URL under way: the next may start.
-        case idle
-        /// A URL is under way between steps (deciding, or about to send).
-        case busy
-        case sending(index: Int, attempt: Int)
-        case inFlight(task: any FetchTask)
-        /// Waiting for a retry or the rate limiter.
-        case waiting
-    }
-
-    private struct State {
-        var phase = Phase.idle
-        var current = 0
-        var next = 0
-        /// URLs whose request is over and whose records are not journaled yet.
-        var unjournaled = 0
-        var cancelled = false
+    // @unchecked: Operation is not Sendable; every mutable field is in `state`, under its lock.
+    private struct State: Sendable {
+        var machine: FetchStateMachine
+        var task: (any FetchTask)?
         var executing = false
-        var finishing = false
         var finished = false
+        /// Records whose URL answered 304, and requests of URLs not delivered (304s, pending):
+        /// handed back with the finish.
+        var unchanged: [Int32] = []
+        var requests = 0
     }
 
+    /// What a finished operation hands back to the loop.
+    struct Finished: Sendable {
+        let host: String
+        /// Catalog positions of the records whose URL answered 304.
+        let unchanged: [Int32]
+        /// Requests of its URLs that were not delivered (a delivery's attempts count its own).
+        let requests: Int
+    }
+
+    let host: String
     private let jobs: [FetchJob]
     private let stages: PipelineStages
-    private let onFinish: @Sendable () -> Void
-    private let state = Locked(State())
+    private let loop: FetchLoop
+    private let state: Locked<State>
 
-    init(jobs: [FetchJob], stages: PipelineStages, onFinish: @escaping @Sendable () -> Void) {
+    /// `jobs` all of `host`; their outcomes go back to `loop`.
+    init(host: String, jobs: [FetchJob], stages: PipelineStages, loop: FetchLoop) {
+        self.host = host
         self.jobs = jobs
         self.stages = stages
-        self.onFinish = onFinish
+        self.loop = loop
+        state = Locked(State(machine: FetchStateMachine(count: jobs.count, policy: stages.policy)))
     }
 
     override var isAsynchronous: Bool { true }
@@ -73,145 +65,92 @@ final class FetchOperation: Operation, @unchecked Sendable {
     override var isFinished: Bool { state.withLock { $0.finished } }
 
     override func start() {
-        if isCancelled { state.withLock { $0.cancelled = true } }
+        let cancelled = isCancelled
         willChangeValue(forKey: "isExecuting")
         state.withLock { $0.executing = true }
         didChangeValue(forKey: "isExecuting")
-        advance()
+        let step = state.withLock { state in
+            if cancelled { _ = state.machine.cancel() }
+            return state.machine.start()
+        }
+        _ = run(step)
     }
 
     override func cancel() {
         super.cancel()
-        enum Action { case none, cancelTask(any FetchTask), abandon(Int), advance }
-        let action: Action = state.withLock { state in
-            state.cancelled = true
-            switch state.phase {
-            case .inFlight(let task): return .cancelTask(task)
-            case .waiting:
-                state.phase = .busy
-                return .abandon(state.current)
-            case .idle: return .advance
-            default: return .none  // `send` and `attempt` check `cancelled` themselves
-            }
-        }
-        switch action {
-        case .none: break
-        case .cancelTask(let task): task.cancel()
-        case .abandon(let index): requestOver(index, recorded: false)
-        case .advance: advance()
-        }
+        _ = run(state.withLock { $0.machine.cancel() })
     }
 
-    private var cancelled: Bool { state.withLock { $0.cancelled } }
-
-    /// Starts the next URL if the lane is free and allowed to, or finishes the operation once
-    /// every URL it started is journaled and there is nothing more to start.
-    private func advance() {
-        enum Step { case none, start(Int), finish }
-        let step: Step = state.withLock { state in
-            guard state.executing, !state.finishing, case .idle = state.phase else { return .none }
-            if state.cancelled || state.next >= jobs.count {
-                guard state.unjournaled == 0 else { return .none }
-                state.finishing = true
-                return .finish
-            }
-            guard state.unjournaled <= 2 else { return .none }
-            state.current = state.next
-            state.next += 1
-            state.phase = .busy
-            return .start(state.current)
-        }
-        switch step {
-        case .none: break
-        case .start(let index): attempt(index, 1)
-        case .finish: finish()
-        }
+    /// From the loop, once the journal lines of one delivered URL are written. Returns what to
+    /// hand back when that finished the operation (the loop takes it at once: no hop).
+    func journaled() -> Finished? {
+        run(state.withLock { $0.machine.journaled() }, onLoop: true)
     }
 
-    private func finish() {
-        willChangeValue(forKey: "isExecuting")
-        willChangeValue(forKey: "isFinished")
-        state.withLock {
-            $0.executing = false
-            $0.finished = true
-        }
-        didChangeValue(forKey: "isFinished")
-        didChangeValue(forKey: "isExecuting")
-        onFinish()
-    }
-
-    private func attempt(_ index: Int, _ number: Int) {
-        guard !cancelled else { return requestOver(index, recorded: false) }
-        if let failure = hostDown(index) { return end(index, failing: failure, attempts: number - 1) }
-        if let wait = stages.rateLimiter?.reserve(), wait > 0 {
-            return schedule(index, after: wait) { [self] in send(index, number) }
-        }
-        send(index, number)
-    }
-
-    /// Runs `next` after `delay` seconds without holding a thread; a cancel meanwhile ends the URL.
-    private func schedule(_ index: Int, after delay: Double, _ next: @escaping @Sendable () -> Void) {
-        state.withLock { $0.phase = .waiting }
-        if cancelled { return cancel() }
-        stages.work.asyncAfter(deadline: .now() + delay) { [self] in
-            let claimed: Bool = state.withLock { state in
-                guard case .waiting = state.phase, state.current == index else { return false }
-                state.phase = .busy
-                return true
-            }
-            if claimed { next() }
-        }
-    }
-
-    private func send(_ index: Int, _ number: Int) {
-        state.withLock { $0.phase = .sending(index: index, attempt: number) }
-        guard !cancelled else { return requestOver(index, recorded: false) }
-        stages.ledger.countRequest()
-        // The completion runs on the fetcher's transfer thread; `handle` hands the body to the
-        // writer and starts the next URL's request there.
-        let job = jobs[index]
-        let task = stages.fetcher.fetch(job.source, ifChanged: job.ifChanged) { [self] outcome in
-            handle(outcome, index, attempt: number)
-        }
-        state.withLock { state in
-            // The completion may already have moved on (even to the next URL's request); only
-            // this attempt, still unanswered, is recorded.
-            if case .sending(index, number) = state.phase { state.phase = .inFlight(task: task) }
-        }
-        if cancelled { task.cancel() }
-    }
-
-    private func handle(_ outcome: FetchOutcome, _ index: Int, attempt number: Int) {
-        state.withLock { $0.phase = .busy }
-        let job = jobs[index]
-        watchHost(of: job, after: outcome)
-        switch outcome {
-        case .cancelled:
-            requestOver(index, recorded: false)
-        case .notModified:
-            // Only a conditional request gets here, and only when every target was done with the
-            // validators sent: each keeps its file and journal line; nothing is written.
-            stages.ledger.revalidated(job.targets.map(\.id), .unchanged)
-            requestOver(index, recorded: false)
-        case .body(let data, _, let validators):
-            requestOver(index, recorded: true) {
-                stages.writer.deliver(Delivery(job: job, attempts: number, content: .body(data, validators: validators))) {
-                    [self] in journaled()
+    /// Carries out `step` and those that follow from it. When it finishes the operation, the
+    /// loop is told: through its queue, or with `onLoop` by returning what to tell it.
+    private func run(_ step: FetchStateMachine.Step, onLoop: Bool = false) -> Finished? {
+        var step = step
+        while true {
+            if let ended = step.ended { hand(ended) }
+            switch step.command {
+            case .none:
+                return nil
+            case .gate(let index, _):
+                let gate = gate(for: jobs[index])
+                step = state.withLock { $0.machine.gated(gate) }
+            case .send(let index, let attempt):
+                send(index, attempt)
+                return nil
+            case .wait(let seconds, let ticket):
+                stages.work.asyncAfter(deadline: .now() + seconds) { [self] in
+                    _ = run(state.withLock { $0.machine.timerFired(ticket) })
                 }
+                return nil
+            case .cancelRequest:
+                state.withLock { $0.task }?.cancel()
+                return nil
+            case .finish:
+                let finished = finish()
+                if onLoop { return finished }
+                loop.finished(finished)
+                return nil
             }
-        case .failed(let error, let retryAfter):
-            // Interrupted mid-retry: leave the item pending rather than failed for good.
-            if cancelled, error.isRetriable { return requestOver(index, recorded: false) }
-            guard error.isRetriable, number <= stages.retries, !cancelled else {
-                return end(index, failing: error, attempts: number)
-            }
-            if let failure = hostDown(index) { return end(index, failing: failure, attempts: number) }
-            if let retryAfter, retryAfter > stages.maxRetryAfter {
-                return end(index, failing: error, attempts: number, note: retryAfterBeyondCapNote(retryAfter, cap: stages.maxRetryAfter))
-            }
-            let delay = stages.backoff.delay(afterAttempt: number, retryAfter: retryAfter)
-            schedule(index, after: delay) { [self] in attempt(index, number + 1) }
         }
+    }
+
+    private func gate(for job: FetchJob) -> FetchStateMachine.Gate {
+        if let reason = stages.hosts.down(job.host) {
+            return .hostDown(.hostDown(host: job.host, reason: reason, url: job.address))
+        }
+        if let wait = stages.rateLimiter?.reserve(), wait > 0 { return .wait(wait) }
+        return .open
+    }
+
+    private func send(_ index: Int, _ attempt: Int) {
+        let job = jobs[index]
+        // The completion runs on the fetcher's transfer thread: it hands the body back to the loop
+        // and starts the next URL's request there.
+        let task = stages.fetcher.fetch(job.source, ifChanged: job.ifChanged) { [self] outcome in
+            watchHost(of: job, after: outcome)
+            var hostDown: ItemError?
+            if case .failed = outcome, let reason = stages.hosts.down(job.host) {
+                hostDown = .hostDown(host: job.host, reason: reason, url: job.address)
+            }
+            _ = run(
+                state.withLock { state in
+                    state.task = nil
+                    return state.machine.answered(outcome, hostDown: hostDown)
+                })
+        }
+        let cancel: Bool = state.withLock { state in
+            // The completion may already have run (even the next URL's request may be out); only
+            // this attempt, still unanswered, is kept to be cancelled.
+            guard state.machine.isInFlight(index: index, attempt: attempt) else { return false }
+            state.task = task
+            return state.machine.isCancelled
+        }
+        if cancel { task.cancel() }
     }
 
     /// Tells the host watch what this attempt says about the job's host: it answered, or it could
@@ -227,37 +166,38 @@ final class FetchOperation: Operation, @unchecked Sendable {
         }
     }
 
-    /// The failure for job `index` when its host is down, else nil.
-    private func hostDown(_ index: Int) -> ItemError? {
-        let job = jobs[index]
-        return stages.hosts.down(job.host).map { .hostDown(host: job.host, reason: $0, url: job.address) }
-    }
-
-    /// The URL's request is over. With `recorded`, its outcome is on its way to the journal
-    /// (`hand` passes it on) and counts as unjournaled until `journaled` runs; without, the URL
-    /// is left pending. Then the lane moves on.
-    private func requestOver(_ index: Int, recorded: Bool, hand: () -> Void = {}) {
-        state.withLock { state in
-            state.phase = .idle
-            if recorded { state.unjournaled += 1 }
-        }
-        hand()
-        advance()
-    }
-
-    /// On the writer, once a URL's records are journaled.
-    private func journaled() {
-        state.withLock { $0.unjournaled -= 1 }
-        advance()
-    }
-
-    /// The URL failed for good: every record sharing it is recorded failed.
-    private func end(_ index: Int, failing error: ItemError, attempts: Int, note: String? = nil) {
-        let job = jobs[index]
-        requestOver(index, recorded: true) {
-            stages.writer.deliver(Delivery(job: job, attempts: attempts, content: .failed(error, note: note))) {
-                [self] in journaled()
+    /// Hands a URL's end back: a delivery to the loop at once, a 304 with the operation's finish.
+    private func hand(_ ending: FetchStateMachine.Ending) {
+        switch ending {
+        case .deliver(let index, let attempts, let content):
+            loop.deliver(Delivery(job: jobs[index], attempts: attempts, content: content), from: self)
+        case .unchanged(let index, let requests):
+            // Only a conditional request gets here, and only when every target was done with the
+            // validators sent: each keeps its file and journal line; nothing is written.
+            let positions = jobs[index].targets.map(\.position)
+            state.withLock { state in
+                state.unchanged += positions
+                state.requests += requests
             }
+        case .pending(_, let requests):
+            if requests > 0 { state.withLock { $0.requests += requests } }
         }
+    }
+
+    private func finish() -> Finished {
+        willChangeValue(forKey: "isExecuting")
+        willChangeValue(forKey: "isFinished")
+        let finished: Finished = state.withLock { state in
+            state.executing = false
+            state.finished = true
+            defer {
+                state.unchanged = []
+                state.requests = 0
+            }
+            return Finished(host: host, unchanged: state.unchanged, requests: state.requests)
+        }
+        didChangeValue(forKey: "isFinished")
+        didChangeValue(forKey: "isExecuting")
+        return finished
     }
 }

@@ -104,14 +104,19 @@ final class Ledger: Sendable {
         state = Locked(initial)
     }
 
+    /// Records outcomes whose catalog positions are not known: each is found by its id.
     func record(_ batch: [ItemRecord], bytes: Int64) {
-        let positions = batch.map { records.position(ofID: $0.id) }
+        record(batch, at: batch.map { records.position(ofID: $0.id).map(Int32.init) ?? -1 }, bytes: bytes)
+    }
+
+    /// Records `batch`, whose records are at `positions` in the catalog (-1 for none).
+    func record(_ batch: [ItemRecord], at positions: [Int32], bytes: Int64) {
         state.withLock { state in
             state.lines += batch.count
-            for (record, position) in zip(batch, positions) {
+            for (record, key) in zip(batch, positions) {
                 if record.status == .done { state.progress.done += 1 } else { state.progress.failed += 1 }
-                guard let position, record.status != .pending else { continue }
-                let key = Int32(position)
+                guard key >= 0, record.status != .pending else { continue }
+                let position = Int(key)
                 var outcome = Outcome()
                 outcome.code = record.status == .done ? .done : .failed
                 outcome.digest = Self.digest(record.sha256)
@@ -140,11 +145,10 @@ final class Ledger: Sendable {
         case failed(RecordedError)
     }
 
-    /// Revalidated items whose journaled outcome stands (`ids` of records being revalidated).
-    func revalidated(_ ids: [RecordID], _ result: Revalidation) {
-        let positions = ids.compactMap { records.position(ofID: $0) }
+    /// Revalidated items whose journaled outcome stands (`positions` of records being revalidated).
+    func revalidated(_ positions: [Int32], _ result: Revalidation) {
         state.withLock { state in
-            for position in positions {
+            for position in positions.lazy.map(Int.init) {
                 state.outcomes[position].code = .kept
                 switch result {
                 case .unchanged:
@@ -184,8 +188,8 @@ final class Ledger: Sendable {
         state.validatorSpans[position] = validators.append(found)
     }
 
-    func countRequest() {
-        state.withLock { $0.progress.requests += 1 }
+    func countRequests(_ count: Int) {
+        state.withLock { $0.progress.requests += count }
     }
 
     var progress: Progress { state.withLock { $0.progress } }

@@ -5,10 +5,12 @@ struct FetchJob: Sendable {
     /// A record that gets its file from this job's body.
     struct Target: Sendable, Equatable {
         var id: RecordID
+        /// Where the record is in the catalog: what its outcome is filed under in the ledger.
+        var position: Int32
         /// The catalog URL of this record (before `--mirror`).
         var url: String
         /// `previous`, boxed: an `ItemRecord` in place made every queued target 256 bytes, and at
-        /// `--concurrency 1024` up to about 40,000 are read ahead or in operations; 48 this way.
+        /// `--concurrency 1024` up to about 40,000 are read ahead or in operations; 64 this way.
         private let revalidation: Revalidation?
         /// The SHA-256 the catalog expects of the body (`--sha256`), as written there.
         var expectedSHA256: String?
@@ -17,15 +19,16 @@ struct FetchJob: Sendable {
         /// sends other bytes.
         var previous: ItemRecord? { revalidation?.record }
 
-        init(id: RecordID, url: String, previous: ItemRecord? = nil, expectedSHA256: String? = nil) {
+        init(id: RecordID, position: Int32, url: String, previous: ItemRecord? = nil, expectedSHA256: String? = nil) {
             self.id = id
+            self.position = position
             self.url = url
             self.expectedSHA256 = expectedSHA256
             revalidation = previous.map(Revalidation.init)
         }
 
         static func == (a: Target, b: Target) -> Bool {
-            a.id == b.id && a.url == b.url && a.previous == b.previous && a.expectedSHA256 == b.expectedSHA256
+            a.id == b.id && a.position == b.position && a.url == b.url && a.previous == b.previous && a.expectedSHA256 == b.expectedSHA256
         }
     }
 
@@ -182,16 +185,19 @@ struct Plan: Sendable {
     /// was edited during the run and the URL no longer reads (the run then ends with an error).
     func job(_ index: Int, reader: inout CatalogReader) -> FetchJob? {
         let fields: CatalogParser.Fields = [.image(field), .sha256]
-        let first = reader.record(Int(jobs[index]), fields: fields)
+        let position = jobs[index]
+        let first = reader.record(Int(position), fields: fields)
         let url = first.url(for: field)
         var targets = [
-            FetchJob.Target(id: first.id, url: url, previous: revalidated(Int(jobs[index]), id: first.id), expectedSHA256: first.sha256)
+            FetchJob.Target(
+                id: first.id, position: position, url: url, previous: revalidated(Int(position), id: first.id),
+                expectedSHA256: first.sha256)
         ]
         for position in sharers[index] ?? [] {
             let record = reader.record(Int(position), fields: fields)
             targets.append(
                 FetchJob.Target(
-                    id: record.id, url: record.url(for: field), previous: revalidated(Int(position), id: record.id),
+                    id: record.id, position: position, url: record.url(for: field), previous: revalidated(Int(position), id: record.id),
                     expectedSHA256: record.sha256))
         }
         return Self.httpURL(mirrors.resolve(url)).map { FetchJob(source: $0, targets: targets) }
@@ -212,22 +218,26 @@ struct Plan: Sendable {
     var rejectedCount: Int { rejected.count }
 
     /// The failed outcomes of the rejected records, read back from `records` and handed to
-    /// `body` in batches of at most 1024 records or about 1 MiB of ids and URLs.
-    func rejections<Failure: Error>(of records: CatalogRecords, _ body: ([ItemRecord]) throws(Failure) -> Void) throws(Failure) {
+    /// `body` with their positions, in batches of at most 1024 records or about 1 MiB of ids and URLs.
+    func rejections<Failure: Error>(
+        of records: CatalogRecords, _ body: ([ItemRecord], ArraySlice<Int32>) throws(Failure) -> Void
+    ) throws(Failure) {
         var reader = CatalogReader(records)
         var batch: [ItemRecord] = []
+        var start = 0
         var bytes = 0
-        for position in rejected {
+        for (index, position) in rejected.enumerated() {
             let outcome = rejection(of: reader.record(Int(position), fields: .image(field)))
             bytes += outcome.id.text.utf8.count + outcome.url.utf8.count + outcome.source.utf8.count
             batch.append(outcome)
             if batch.count >= 1024 || bytes >= 1 << 20 {
-                try body(batch)
+                try body(batch, rejected[start...index])
                 batch.removeAll(keepingCapacity: true)
+                start = index + 1
                 bytes = 0
             }
         }
-        if !batch.isEmpty { try body(batch) }
+        if !batch.isEmpty { try body(batch, rejected[start...]) }
     }
 
     /// Why `record` fails before any request: its id can name no file, or its URL is not an

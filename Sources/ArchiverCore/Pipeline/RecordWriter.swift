@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 
-/// What a fetch operation hands the writer for one URL: its body, or why it failed for good.
+/// What a fetch operation hands the loop (and it the writer) for one URL: its body, or why it failed for good.
 struct Delivery: Sendable {
     enum Content: Sendable {
         case body(Data, validators: Validators)
@@ -17,113 +17,94 @@ struct Delivery: Sendable {
 /// A body's check: what the validator found and its SHA-256, or why it was refused.
 typealias Checked = Result<(info: ImageInfo, sha256: String), ItemError>
 
-/// The one thread that validates bodies, writes image files and journal lines, in that order.
+/// What validates bodies, writes image files and journal lines, in that order: part of the
+/// `FetchLoop`'s state, used only on its queue.
 ///
-/// Fetch operations hand it each URL's outcome with `deliver`; it validates a body, stores a
-/// file for every record sharing the URL (or fails them) and queues their journal lines, which wait
-/// until the writer has nothing else queued or a batch is full, then go out in one write: one
-/// directory fsync and one journal fsync per batch with `--durable`. Only after the lines are
-/// written do the outcomes reach the ledger and the jobs end. Creating files in one directory
-/// from many threads only contends on the directory's lock, which is why there is one writer.
+/// The loop hands it each URL's outcome with `keep`; it validates a body, stores a file for
+/// every record sharing the URL (or fails them) and holds their journal lines, which wait until
+/// the loop has nothing else queued or a batch is full (`isFull`), then go out in one write
+/// (`commit`): one directory fsync and one journal fsync per batch with `--durable`. Only after
+/// the lines are written do the outcomes reach the ledger. Creating files in one directory from
+/// many threads only contends on the directory's lock, which is why there is one writer.
 ///
 /// A batch is small (`batchLimit`) unless the run is durable: a job may have only three URLs
 /// between request and journal line, so while the writer is busy, every line it holds back
 /// can stall a job's next request (bench/README.md has the measurement). A durable commit
 /// costs two fsyncs, so there batches stay large.
-///
-/// The writer knows nothing of operations or of the coordinator: what runs after a URL's lines
-/// are written is the `journaled` closure its delivery came with.
-final class RecordWriter: @unchecked Sendable {
-    private let queue = DispatchQueue(label: "archiver.writer")
+struct RecordWriter {
     private let journal: Journal
     private let files: KeyedStore
     private let ledger: Ledger
     private let validator: any ImageValidating
-    /// Whether validation is expensive enough (a full decode) to run in parallel on `work`
-    /// before the body reaches the writer.
-    private let validateInParallel: Bool
-    private let work: DispatchQueue
-    /// Tasks submitted and not yet run; read from any thread.
-    private let backlog = Locked(0)
-    // Touched only on `queue`.
     private var pending: [ItemRecord] = []
+    /// The catalog positions of `pending`'s records.
+    private var pendingPositions: [Int32] = []
     private var pendingBytes: Int64 = 0
     /// Revalidated records whose image changed format: their old file goes once the new is journaled.
     private var pendingFormatChanges: [RecordID] = []
-    private var afterCommit: [@Sendable () -> Void] = []
+    /// Deliveries kept since the last commit.
+    private var delivered = 0
     private let batchLimit: Int
 
-    init(
-        journal: Journal, store: KeyedStore, ledger: Ledger, validator: any ImageValidating, validateInParallel: Bool,
-        work: DispatchQueue, durable: Bool = false
-    ) {
+    init(journal: Journal, store: KeyedStore, ledger: Ledger, validator: any ImageValidating, durable: Bool = false) {
         self.journal = journal
         files = store
         self.ledger = ledger
         self.validator = validator
-        self.validateInParallel = validateInParallel
-        self.work = work
         batchLimit = durable ? 64 : 4
     }
 
-    /// Validates a delivered body (on the writer, or first on the work queue with
-    /// `--validate full`), writes a file for every record sharing its URL and journals them;
-    /// or records a failure. `journaled` runs on the writer once the lines are written.
-    func deliver(_ delivery: Delivery, journaled: @escaping @Sendable () -> Void) {
-        if case .body(let data, _) = delivery.content, validateInParallel {
-            work.async { [self] in
-                let checked = check(data)
-                submit { writer in writer.keep(delivery, checked: checked, then: journaled) }
-            }
-        } else {
-            // A structure check takes microseconds: cheaper on the writer than a thread hop.
-            submit { writer in writer.keep(delivery, checked: nil, then: journaled) }
-        }
-    }
+    /// Whether the lines held back make a batch.
+    var isFull: Bool { pending.count >= batchLimit }
 
-    private func check(_ data: Data) -> Checked {
+    /// A body's check, on any thread: what `validator` found and its SHA-256, or why it was refused.
+    static func check(_ data: Data, with validator: any ImageValidating) -> Checked {
         Result { () throws(ItemError) in try validator.validate(data) }.map { (info: $0, sha256: SHA256.hex(data)) }
     }
 
-    /// On the writer: stores a delivered body, or records why it was refused.
+    /// Stores a delivered body (`checked` already, or checked here), or records why it was refused.
     ///
     /// A target being revalidated (`--refresh`) whose file already holds these bytes is not
     /// written again: it keeps its file, and gets a journal line only if the validators changed.
-    private func keep(_ delivery: Delivery, checked: Checked?, then journaled: @escaping @Sendable () -> Void) {
+    mutating func keep(_ delivery: Delivery, checked: Checked?) {
+        delivered += 1
         let job = delivery.job, attempts = delivery.attempts
         let data: Data, validators: Validators
         switch delivery.content {
-        case .failed(let error, let note): return fail(job, error, attempts: attempts, note: note, then: journaled)
+        case .failed(let error, let note): return fail(job, error, attempts: attempts, note: note)
         case .body(let body, let sent): (data, validators) = (body, sent)
         }
         let facts: (info: ImageInfo, sha256: String)
-        switch checked ?? check(data) {
+        switch checked ?? Self.check(data, with: validator) {
         case .success(let checked): facts = checked
-        case .failure(let error): return fail(job, error, attempts: attempts, then: journaled)
+        case .failure(let error): return fail(job, error, attempts: attempts)
         }
         var records: [ItemRecord] = []
+        var positions: [Int32] = []
         var written: Int64 = 0
-        var same: [RecordID] = []
+        var same: [Int32] = []
         var changed = 0, revalidated = 0
         for target in job.targets {
             if let expected = target.expectedSHA256, !SHA256.matches(expected, facts.sha256) {
                 let error = ItemError.checksumMismatch(expected: expected, actual: facts.sha256, url: job.address)
                 // Never stored: a revalidated target keeps the file it had, a new one gets none.
                 if target.previous != nil {
-                    ledger.revalidated([target.id], .failed(RecordedError(error)))
+                    ledger.revalidated([target.position], .failed(RecordedError(error)))
                 } else {
                     records.append(failure(job, error, target: target, attempts: attempts))
+                    positions.append(target.position)
                     files.remove(id: target.id)
                 }
                 continue
             }
             if let previous = target.previous, previous.bytes == Int64(data.count), previous.sha256 == facts.sha256 {
                 if previous.validators == validators {
-                    same.append(target.id)
+                    same.append(target.position)
                 } else {
                     var record = previous
                     record.validators = validators
                     records.append(record)
+                    positions.append(target.position)
                     revalidated += 1
                 }
                 continue
@@ -137,6 +118,7 @@ final class RecordWriter: @unchecked Sendable {
                         bytes: Int64(data.count), sha256: facts.sha256, width: facts.info.width,
                         height: facts.info.height, attempts: attempts, file: stamp, validators: validators,
                         format: facts.info.format, frames: facts.info.frames))
+                positions.append(target.position)
                 if let previous = target.previous {
                     changed += 1
                     if previous.format != facts.info.format { pendingFormatChanges.append(target.id) }
@@ -144,15 +126,16 @@ final class RecordWriter: @unchecked Sendable {
             } catch {
                 // The write failed: a revalidated target's old file is still in place and stands.
                 if target.previous != nil {
-                    ledger.revalidated([target.id], .failed(RecordedError(error)))
+                    ledger.revalidated([target.position], .failed(RecordedError(error)))
                 } else {
                     records.append(failure(job, error, target: target, attempts: attempts))
+                    positions.append(target.position)
                 }
             }
         }
         if !same.isEmpty { ledger.revalidated(same, .unchanged) }
         if changed + revalidated > 0 { ledger.countRevalidated(changed: changed, unchanged: revalidated) }
-        record(records, bytes: written, then: journaled)
+        record(records, at: positions, bytes: written)
     }
 
     /// Writes `data` as the file of `id`: where a file-system failure becomes the item's `io`
@@ -167,24 +150,24 @@ final class RecordWriter: @unchecked Sendable {
         }
     }
 
-    /// On the writer: every record sharing the URL is failed, and a file an earlier run left goes;
+    /// Every record sharing the URL is failed, and a file an earlier run left goes;
     /// except a done item being revalidated, which keeps its file and its done line (a refresh
     /// never loses an image it had).
-    private func fail(
-        _ job: FetchJob, _ error: ItemError, attempts: Int, note: String? = nil, then journaled: @escaping @Sendable () -> Void
-    ) {
+    private mutating func fail(_ job: FetchJob, _ error: ItemError, attempts: Int, note: String? = nil) {
         var recorded = RecordedError(error)
         if let note { recorded.message += " (\(note))" }
-        let kept = job.targets.filter { $0.previous != nil }.map(\.id)
+        let kept = job.targets.filter { $0.previous != nil }.map(\.position)
         if !kept.isEmpty { ledger.revalidated(kept, .failed(recorded)) }
         var records: [ItemRecord] = []
+        var positions: [Int32] = []
         for target in job.targets where target.previous == nil {
             var record = failure(job, error, target: target, attempts: attempts)
             record.error = recorded
             records.append(record)
+            positions.append(target.position)
             files.remove(id: target.id)
         }
-        record(records, bytes: 0, then: journaled)
+        record(records, at: positions, bytes: 0)
     }
 
     private func failure(_ job: FetchJob, _ error: ItemError, target: FetchJob.Target, attempts: Int) -> ItemRecord {
@@ -193,29 +176,16 @@ final class RecordWriter: @unchecked Sendable {
             attempts: attempts, error: RecordedError(error))
     }
 
-    /// Runs `work` on the writer thread.
-    private func submit(_ work: @escaping @Sendable (RecordWriter) -> Void) {
-        backlog.withLock { $0 += 1 }
-        queue.async { [self] in
-            work(self)
-            let idle = backlog.withLock { count -> Bool in
-                count -= 1
-                return count == 0
-            }
-            if idle || pending.count >= batchLimit { commit() }
-        }
-    }
-
-    /// On the writer thread: the store's files are in place; journal `records` with the next
-    /// batch, then run `then`.
-    private func record(_ records: [ItemRecord], bytes: Int64, then: @escaping @Sendable () -> Void) {
+    /// The store's files are in place; journal `records` (at `positions` in the catalog) with the next batch.
+    private mutating func record(_ records: [ItemRecord], at positions: [Int32], bytes: Int64) {
         pending += records
+        pendingPositions += positions
         pendingBytes += bytes
-        afterCommit.append(then)
     }
 
-    private func commit() {
-        guard !afterCommit.isEmpty else { return }
+    /// Writes the lines held back in one append, then hands their outcomes to the ledger.
+    mutating func commit() {
+        guard delivered > 0 else { return }
         var records = pending
         var bytes = pendingBytes
         do {
@@ -239,11 +209,10 @@ final class RecordWriter: @unchecked Sendable {
             files.remove(id: id, except: record.format)
         }
         pendingFormatChanges = []
-        ledger.record(records, bytes: bytes)
-        let continuations = afterCommit
+        ledger.record(records, at: pendingPositions, bytes: bytes)
         pending = []
+        pendingPositions = []
         pendingBytes = 0
-        afterCommit = []
-        for next in continuations { next() }
+        delivered = 0
     }
 }

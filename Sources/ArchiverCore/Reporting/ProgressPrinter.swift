@@ -1,10 +1,11 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// Prints a run's progress while it goes on. On a terminal: one live line redrawn at most 10
 /// times a second, coloured unless `NO_COLOR` is set. Elsewhere (CI logs): a plain line every
 /// 5 seconds.
-public final class ProgressPrinter: @unchecked Sendable {  // the timer is only resumed and cancelled, both thread-safe
+public final class ProgressPrinter: Sendable {
     /// Where and how progress is shown.
     public struct Style: Sendable {
         var terminal: Bool
@@ -24,8 +25,9 @@ public final class ProgressPrinter: @unchecked Sendable {  // the timer is only 
         }
     }
 
-    private let timer: any DispatchSourceTimer
     private let queue = DispatchQueue(label: "archiver.progress")
+    /// Set by `stop`, on `queue`: no line is written after it.
+    private let stopped = Atomic<Bool>(false)
     private let style: Style
     private let write: @Sendable (String) -> Void
 
@@ -51,20 +53,26 @@ public final class ProgressPrinter: @unchecked Sendable {  // the timer is only 
         self.style = style
         self.write = write
         let started = DispatchTime.now()
-        timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + style.interval, repeating: style.interval)
-        timer.setEventHandler {
+        tick {
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-            write(style.terminal ? "\r\u{1B}[2K" + line(seconds) : line(seconds) + "\n")
+            return style.terminal ? "\r\u{1B}[2K" + line(seconds) : line(seconds) + "\n"
         }
-        timer.resume()
     }
 
-    /// Stops printing and clears the live line. Runs on the timer's queue, so no update can
-    /// come after it.
+    /// Writes `text()` every `style.interval` seconds, on `queue`, until `stop`.
+    private func tick(_ text: @escaping @Sendable () -> String) {
+        queue.asyncAfter(deadline: .now() + style.interval) { [self] in
+            guard !stopped.load(ordering: .relaxed) else { return }
+            write(text())
+            tick(text)
+        }
+    }
+
+    /// Stops printing and clears the live line. Runs on the queue the lines are written on, so
+    /// none can come after it.
     public func stop() {
         queue.sync {
-            timer.cancel()
+            stopped.store(true, ordering: .relaxed)
             if style.terminal { write("\r\u{1B}[2K") }
         }
     }
