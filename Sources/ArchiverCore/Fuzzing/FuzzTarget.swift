@@ -10,7 +10,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// `ShimValidator` (libjpeg-turbo, libwebp, giflib) in both modes: whatever full mode accepts,
     /// structure mode accepts with the same size and frames (full mode only adds the decode).
     case jpeg, webp, gif
-    /// `Catalog(source:data:)`: the scanner, the JSONDecoder fallback, then every record read.
+    /// `Catalog(source:data:)`: the scanner (JSON, JSON Lines, CSV or TSV), then every record read by the parser.
     case catalog
     /// One journal line: `peek`, `decode`, and a decoded record must survive its own encoding.
     case journal
