@@ -54,6 +54,11 @@ final class FetchLoop: Sendable {
     private let concurrency: Int
     /// Tasks submitted to `queue` and not yet run: the writer commits when there are none.
     private let backlog = Atomic<Int>(0)
+    /// Set by `cancel` at once, before its task reaches the queue: an operation that starts after
+    /// it sends nothing. (`cancelAllOperations` cancels one operation after another; one that
+    /// finishes meanwhile frees its slot to a queued one, which would otherwise send a request
+    /// past the bound while the run is stopping.)
+    private let stopping = Atomic<Bool>(false)
     private let done = DispatchSemaphore(value: 0)
     private let state: Locked<State>
 
@@ -87,12 +92,16 @@ final class FetchLoop: Sendable {
     /// Stops making operations and cancels those queued or running; `wait` then returns once
     /// they have handed back.
     func cancel() {
+        stopping.store(true, ordering: .releasing)
         submit { loop, state in
             state.cancelled = true
             loop.operations.cancelAllOperations()
             loop.finishIfIdle(&state)
         }
     }
+
+    /// Whether `cancel` was called.
+    var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
     /// From an operation: a URL's body (validated first, on the work queue, with
     /// `--validate full`) or its failure, to store and journal.

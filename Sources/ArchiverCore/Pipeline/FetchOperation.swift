@@ -65,7 +65,7 @@ final class FetchOperation: Operation, @unchecked Sendable {
     override var isFinished: Bool { state.withLock { $0.finished } }
 
     override func start() {
-        let cancelled = isCancelled
+        let cancelled = isCancelled || loop.isStopping
         willChangeValue(forKey: "isExecuting")
         state.withLock { $0.executing = true }
         didChangeValue(forKey: "isExecuting")
