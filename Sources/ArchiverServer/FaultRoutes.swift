@@ -6,9 +6,9 @@ import Foundation
 ///
 /// Every path is `/fault/<name>/<key>`; the key only makes URLs distinct. Faults that clear up
 /// ("-then-ok") count requests per path, so each distinct URL misbehaves on its own.
-public final class FaultRoutes: Sendable {
+package final class FaultRoutes: Sendable {
     /// Every fault name, with what it does.
-    public static let catalog: [(name: String, behaviour: String)] = [
+    package static let catalog: [(name: String, behaviour: String)] = [
         ("500-then-ok", "HTTP 500 twice, then the image"),
         ("503-retry-after", "HTTP 503 with Retry-After: 1 once, then the image"),
         ("429-retry-after", "HTTP 429 with Retry-After as an HTTP date 1-2 s ahead once, then the image"),
@@ -32,12 +32,12 @@ public final class FaultRoutes: Sendable {
     private let counts = Locked<[String: Int]>([:])
 
     /// `image` is the good PNG the faults serve when they do answer well.
-    public init(image: Data) {
+    package init(image: Data) {
         self.image = image
     }
 
     /// The response for a `/fault/...` path, or nil for any other path.
-    public func respond(to request: HTTPRequest) -> HTTPResponse? {
+    package func respond(to request: HTTPRequest) -> HTTPResponse? {
         let path = request.pathWithoutQuery
         let parts = path.split(separator: "/")
         guard parts.count >= 2, parts[0] == "fault" else { return nil }

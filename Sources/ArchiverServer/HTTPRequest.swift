@@ -4,7 +4,7 @@ import Foundation
 ///
 /// A request body (announced by `Content-Length`) is read and discarded by the server;
 /// nothing in this project needs it.
-public struct HTTPRequest: Sendable {
+package struct HTTPRequest: Sendable {
     /// The method as sent, e.g. `GET`.
     var method: String
     /// The request target as sent, including any query string, e.g. `/600/92c952?x=1`.

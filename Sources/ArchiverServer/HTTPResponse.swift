@@ -2,7 +2,7 @@ import Foundation
 
 /// What `HTTPServer` sends back for one request: a status, headers and a body that can
 /// also script a fault (short body, reset, endless stall).
-public struct HTTPResponse: Sendable {
+package struct HTTPResponse: Sendable {
     /// How the body is sent; the fault cases exist to test clients.
     enum Body: Sendable {
         /// The whole body, with `Content-Length: data.count`.

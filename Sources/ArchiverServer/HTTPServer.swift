@@ -13,7 +13,7 @@ import Glibc
 /// more is answered 503 and closed at once), a request head must arrive within
 /// `headerTimeout` (else 408 and close), and a keep-alive connection idle for `idleTimeout`
 /// is closed, as is one whose peer stops reading a response for that long.
-public final class HTTPServer: Sendable {
+package final class HTTPServer: Sendable {
     /// How much a client can hold of the server.
     struct Limits: Sendable {
         /// Connections open at once; one more is answered 503 and closed.
@@ -55,12 +55,12 @@ public final class HTTPServer: Sendable {
     private let acceptLoopDone = DispatchGroup()
 
     /// `http://HOST:PORT`, with no trailing slash.
-    public var baseURL: String { "http://\(host):\(port)" }
+    package var baseURL: String { "http://\(host):\(port)" }
 
     /// Binds `host:port` and listens; `port` 0 picks a free ephemeral port.
     ///
     /// Requests are served only after `start()`. Throws `HTTPServer.Error`.
-    public convenience init(
+    package convenience init(
         host: String = "127.0.0.1", port: UInt16 = 0, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
     ) throws {
         try self.init(host: host, port: port, limits: Limits(), handler: handler)
@@ -132,7 +132,7 @@ public final class HTTPServer: Sendable {
     }
 
     /// Starts accepting connections on a thread of its own. Calling it again does nothing.
-    public func start() {
+    package func start() {
         let shouldStart = state.withLock { state -> Bool in
             guard !state.started, !state.stopped else { return false }
             state.started = true
@@ -152,7 +152,7 @@ public final class HTTPServer: Sendable {
     ///
     /// Threads blocked reading, writing or in `.hang` wake up and close their connection; a
     /// handler that blocks on its own is not interrupted. Safe to call more than once.
-    public func stop() {
+    package func stop() {
         let first = state.withLock { state -> Bool in
             guard !state.stopped else { return false }
             state.stopped = true

@@ -2,11 +2,11 @@ internal import CPNG
 import Foundation
 
 /// Encodes simple PNGs with libpng.
-public enum PNGEncoder {
+package enum PNGEncoder {
     /// A `width` x `height` 8-bit RGB PNG of one colour; the same arguments give the same bytes.
     ///
     /// Both sizes must be in 1...65535 (the built-in image server uses sizes like 600 and 150).
-    public static func solid(width: Int, height: Int, red: UInt8, green: UInt8, blue: UInt8) -> Data {
+    package static func solid(width: Int, height: Int, red: UInt8, green: UInt8, blue: UInt8) -> Data {
         precondition((1...65535).contains(width) && (1...65535).contains(height), "unsupported PNG size \(width)x\(height)")
         var bytes: UnsafeMutablePointer<UInt8>?
         var count = 0

@@ -9,7 +9,7 @@ import Foundation
 /// else is a 404. Images are made by the injected encoder and the most recently used ones kept
 /// (`ImageCache`: at most `maxCachedImages` and `maxCachedBytes`), so repeated requests are
 /// cheap; an image made again after eviction has the same bytes (the encoder is deterministic).
-public struct PlaceholderImages: Sendable {
+package struct PlaceholderImages: Sendable {
     /// One image to make: edge length in pixels and colour.
     struct Key: Hashable, Sendable {
         var size: Int
@@ -30,7 +30,7 @@ public struct PlaceholderImages: Sendable {
     private let cache: Locked<ImageCache<Key>>
 
     /// Creates the routes; `encode(size, red, green, blue)` must return a `size` x `size` PNG.
-    public init(encode: @escaping @Sendable (Int, UInt8, UInt8, UInt8) -> Data) {
+    package init(encode: @escaping @Sendable (Int, UInt8, UInt8, UInt8) -> Data) {
         self.init(maxCachedImages: Self.defaultMaxCachedImages, maxCachedBytes: Self.defaultMaxCachedBytes, encode: encode)
     }
 
@@ -41,7 +41,7 @@ public struct PlaceholderImages: Sendable {
     }
 
     /// Answers one request: a PNG for a valid `/<size>/<colour>`, 404 text otherwise.
-    public func respond(to request: HTTPRequest) -> HTTPResponse {
+    package func respond(to request: HTTPRequest) -> HTTPResponse {
         guard request.method == "GET" || request.method == "HEAD" else {
             return .text(404, "not found: only GET /<size>/<colour> is served\n")
         }

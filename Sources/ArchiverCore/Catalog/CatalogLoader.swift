@@ -37,7 +37,7 @@ public enum CatalogLoader {
 
     /// The most `--catalog -` reads from standard input (1 GiB: the sample catalog is 1 MB, a
     /// million records about 250 MB); more is refused where it passes the limit.
-    public static let maxStandardInputBytes: Int64 = 1 << 30
+    package static let maxStandardInputBytes: Int64 = 1 << 30
 
     /// `--catalog -`: standard input, copied to `kept` (in the bundle's state, so a run reads
     /// records back from it and a later run resumes with it); an empty standard input reuses the

@@ -12,7 +12,7 @@ public struct MirrorMap: Sendable, Equatable {
     }
 
     /// Parses one `FROM=TO` argument.
-    public static func parseRule(_ text: String) -> (from: String, to: String)? {
+    package static func parseRule(_ text: String) -> (from: String, to: String)? {
         guard let eq = text.firstIndex(of: "=") else { return nil }
         let from = String(text[..<eq]), to = String(text[text.index(after: eq)...])
         guard !from.isEmpty, !to.isEmpty else { return nil }

@@ -27,11 +27,11 @@ public struct RequestOptions: Sendable, Equatable {
 }
 
 /// One `--header` line, checked before anything is sent.
-public enum HeaderLine {
+package enum HeaderLine {
     /// The line `Name: value` as libcurl sends it, or why it cannot be sent: the name must be
     /// an RFC 9110 token and the value must hold no CR, LF or NUL (which would end the header
     /// and let the rest become a request of its own).
-    public static func parse(_ text: String) -> Result<String, HeaderProblem> {
+    package static func parse(_ text: String) -> Result<String, HeaderProblem> {
         guard let colon = text.firstIndex(of: ":") else { return .failure(.noColon) }
         let name = text[..<colon]
         let value = text[text.index(after: colon)...].drop(while: { $0 == " " || $0 == "\t" })
@@ -44,7 +44,7 @@ public enum HeaderLine {
 
     /// The lines of a `--header @FILE`: one header a line; blank lines and lines starting
     /// with `#` are skipped; CR LF line ends are accepted.
-    public static func lines(ofFile text: String) -> [String] {
+    package static func lines(ofFile text: String) -> [String] {
         // Split on any line end: "\r\n" is one Character in Swift, so splitting on "\n" would keep it.
         text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).map(String.init)
             .filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty && !$0.hasPrefix("#") }
@@ -61,12 +61,12 @@ public enum HeaderLine {
 }
 
 /// Why a `--header` line was refused; the description never repeats the value (it may be a secret).
-public enum HeaderProblem: Error, Equatable, CustomStringConvertible {
+package enum HeaderProblem: Error, Equatable, CustomStringConvertible {
     case noColon
     case badName(String)
     case controlCharacter(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .noColon: "a header is 'Name: value'; this one has no colon"
         case .badName(let name):

@@ -103,7 +103,7 @@ public struct AcceptedFormats: Sendable, Equatable {
     }
 
     /// Parses `png,jpeg` (`jpg` names JPEG too); nil when a name is unknown or the list is empty.
-    public init?(parsing list: String) {
+    package init?(parsing list: String) {
         var formats = Set<ImageFormat>()
         for name in list.split(separator: ",", omittingEmptySubsequences: false) {
             let trimmed = name.trimmingCharacters(in: .whitespaces).lowercased()
@@ -115,7 +115,7 @@ public struct AcceptedFormats: Sendable, Equatable {
     }
 
     /// The list as `--accept` spells it, in a fixed order.
-    public var list: String {
+    package var list: String {
         formats.sorted().map(\.rawValue).joined(separator: ",")
     }
 

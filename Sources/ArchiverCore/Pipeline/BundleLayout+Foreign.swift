@@ -12,7 +12,7 @@ extension BundleLayout {
     /// names `pack` writes, and a `manifest.json` that starts as the archiver writes one). A run
     /// would overwrite its `index.html` and `manifest.json` and add `images/` and `pages/`;
     /// refused before anything in it is touched. A missing or empty directory is fine.
-    public func refuseForeignDirectory() throws(RunError) {
+    package func refuseForeignDirectory() throws(RunError) {
         // A link in the bundle is the more precise complaint, and the one a run makes first.
         if let unsafe = unsafePlace() {
             throw .unsafeBundle(path: unsafe.path, found: unsafe.found, expected: unsafe.expected)

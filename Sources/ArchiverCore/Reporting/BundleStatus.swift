@@ -2,7 +2,7 @@ import Foundation
 
 /// What a bundle directory holds now, read from its journal without touching the network:
 /// `archiver status`.
-public struct BundleStatus: Sendable, Codable, Equatable {
+package struct BundleStatus: Sendable, Codable, Equatable {
     /// The failures of one error kind.
     struct FailureGroup: Sendable, Codable, Equatable {
         var kind: String
@@ -38,7 +38,7 @@ public struct BundleStatus: Sendable, Codable, Equatable {
     ///
     /// Failed records are decoded one at a time, keeping per kind a count and the examples with
     /// the lowest ids, so memory does not follow the number of failures or their ids' length.
-    public static func read(directory: URL, examplesPerKind: Int = 3) -> BundleStatus? {
+    package static func read(directory: URL, examplesPerKind: Int = 3) -> BundleStatus? {
         let layout = BundleLayout(root: directory)
         guard FileManager.default.fileExists(atPath: layout.state.path) else { return nil }
         let journal = JournalIndex(path: layout.journal.path)
@@ -73,7 +73,7 @@ public struct BundleStatus: Sendable, Codable, Equatable {
 
     /// Why `status` must not read `directory`: its journal, lock or a directory of the bundle is
     /// a link, a FIFO or another special file (which could block a read forever); nil when none is.
-    public static func refusal(directory: URL) -> String? {
+    package static func refusal(directory: URL) -> String? {
         BundleLayout(root: directory).unsafePlace().map {
             RunError.unsafeBundle(path: $0.path, found: $0.found, expected: $0.expected).description
         }
@@ -110,7 +110,7 @@ public struct BundleStatus: Sendable, Codable, Equatable {
     }
 
     /// The human-readable report.
-    public var text: String {
+    package var text: String {
         var lines = [
             "\(directory): \(done) done, \(failed) failed, \(pending) pending of \(records)",
             "\(ByteCount.format(bytesOnDisk)) in images/",

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The words the command prints about a run: live progress and the closing line.
-public enum ProgressLine {
+package enum ProgressLine {
     /// The live line for a terminal: bar, counts, rate and ETA, e.g.
     /// `[#########...........]  2312/5000  2309 done, 3 failed  1180 images/s  ETA 2 s`.
     static func live(_ progress: Progress, seconds: Double, colour: Bool = false, width: Int = 20) -> String {
@@ -28,7 +28,7 @@ public enum ProgressLine {
 
     /// The closing line, e.g. `5000 done, 0 failed, 16.9 MB in 2.1 s (2380 images/s)`, or, when
     /// this run had nothing to do, `5000 done, 0 failed, all already in the bundle (0.0 s)`.
-    public static func closing(_ summary: RunSummary) -> String {
+    package static func closing(_ summary: RunSummary) -> String {
         let rate = summary.seconds > 0 ? Double(summary.progress.done) / summary.seconds : 0
         let idle = summary.progress.total == 0 && summary.progress.requests == 0
         var line =

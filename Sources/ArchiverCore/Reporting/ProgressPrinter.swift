@@ -5,15 +5,15 @@ import Synchronization
 /// Prints a run's progress while it goes on. On a terminal: one live line redrawn at most 10
 /// times a second, coloured unless `NO_COLOR` is set. Elsewhere (CI logs): a plain line every
 /// 5 seconds.
-public final class ProgressPrinter: Sendable {
+package final class ProgressPrinter: Sendable {
     /// Where and how progress is shown.
-    public struct Style: Sendable {
+    package struct Style: Sendable {
         var terminal: Bool
         var colour: Bool
         var interval: Double
 
         /// The style for standard error in this environment.
-        public static func standardError(environment: [String: String] = ProcessInfo.processInfo.environment) -> Style {
+        package static func standardError(environment: [String: String] = ProcessInfo.processInfo.environment) -> Style {
             let terminal = isatty(STDERR_FILENO) == 1
             return Style(terminal: terminal, colour: terminal && environment["NO_COLOR"] == nil, interval: terminal ? 0.1 : 5)
         }
@@ -32,7 +32,7 @@ public final class ProgressPrinter: Sendable {
     private let write: @Sendable (String) -> Void
 
     /// Starts printing `progress()` every `style.interval` seconds through `write`.
-    public convenience init(
+    package convenience init(
         style: Style, progress: @escaping @Sendable () -> Progress,
         write: @escaping @Sendable (String) -> Void = { try? FileHandle.standardError.write(contentsOf: Data($0.utf8)) }
     ) {
@@ -46,7 +46,7 @@ public final class ProgressPrinter: Sendable {
 
     /// Starts printing `line(seconds)` every `style.interval` seconds: redrawn on a terminal,
     /// a plain line each time elsewhere.
-    public init(
+    package init(
         style: Style, line: @escaping @Sendable (_ seconds: Double) -> String,
         write: @escaping @Sendable (String) -> Void = { try? FileHandle.standardError.write(contentsOf: Data($0.utf8)) }
     ) {
@@ -70,7 +70,7 @@ public final class ProgressPrinter: Sendable {
 
     /// Stops printing and clears the live line. Runs on the queue the lines are written on, so
     /// none can come after it.
-    public func stop() {
+    package func stop() {
         queue.sync {
             stopped.store(true, ordering: .relaxed)
             if style.terminal { write("\r\u{1B}[2K") }

@@ -2,7 +2,7 @@ import Foundation
 
 /// `archiver run --json`: the run's summary for machines. Times and rates live here, never in
 /// the manifest, so the bundle stays reproducible.
-public struct RunReport: Codable, Sendable, Equatable {
+package struct RunReport: Codable, Sendable, Equatable {
     /// What `--refresh` found: done items still the same (304, or the same bytes), replaced by
     /// new bytes, and not revalidated (network error, 5xx...; their old files are kept).
     struct Refresh: Codable, Sendable, Equatable {
@@ -30,7 +30,7 @@ public struct RunReport: Codable, Sendable, Equatable {
     /// Done items of a restored bundle (no journal) adopted without a request; present only then.
     var adopted: Int?
 
-    public init(summary: RunSummary, exitStatus: Int32) {
+    package init(summary: RunSummary, exitStatus: Int32) {
         done = summary.done
         failed = summary.failed
         pending = summary.pending
@@ -51,7 +51,7 @@ public struct RunReport: Codable, Sendable, Equatable {
     }
 
     /// One JSON object and a newline.
-    public func json() -> Data {
+    package func json() -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         var data = (try? encoder.encode(self)) ?? Data("{}".utf8)

@@ -3,7 +3,7 @@ import Foundation
 extension BundleMerger.Progress {
     /// The progress line, e.g. `120000/200000 records joined, 4/4 shards read  61000 records/s  ETA 1 s`;
     /// while the shards are read (images copied and checked) the records are not known yet.
-    public func line(seconds: Double) -> String {
+    package func line(seconds: Double) -> String {
         let shards = "\(shardsRead)/\(self.shards) shards read"
         guard records > 0 else { return "reading shards: \(shards)" }
         let joining = seconds - readSeconds
@@ -18,7 +18,7 @@ extension BundleMerger.Progress {
 
 extension BundleMerger.Summary {
     /// The `--json` summary: one object, keys sorted, and a newline.
-    public func json(exitStatus: Int32) -> Data {
+    package func json(exitStatus: Int32) -> Data {
         var out: [UInt8] = []
         out += Array("{\"bytes\": \(bytes), \"done\": \(done), \"exitStatus\": \(exitStatus), \"failed\": \(failed), \"failuresByKind\": {".utf8)
         for (index, kind) in failuresByKind.keys.sorted().enumerated() {

@@ -1,10 +1,10 @@
 import Foundation
 
 /// Where everything lives inside a bundle directory.
-public struct BundleLayout: Sendable {
+package struct BundleLayout: Sendable {
     let root: URL
 
-    public init(root: URL) {
+    package init(root: URL) {
         self.root = root
     }
 
@@ -16,5 +16,5 @@ public struct BundleLayout: Sendable {
     var lock: URL { state.appendingPathComponent("lock") }
     var options: URL { state.appendingPathComponent("options.json") }
     /// The catalog read from standard input (`--catalog -`), kept so a later run can resume.
-    public var standardInputCatalog: URL { state.appendingPathComponent("catalog") }
+    package var standardInputCatalog: URL { state.appendingPathComponent("catalog") }
 }

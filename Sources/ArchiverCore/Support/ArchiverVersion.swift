@@ -1,4 +1,4 @@
 /// The archiver's version, sent as `User-Agent: archiver/<version>`.
-public enum ArchiverVersion {
-    public static let current = "0.1.0"
+package enum ArchiverVersion {
+    package static let current = "0.1.0"
 }
