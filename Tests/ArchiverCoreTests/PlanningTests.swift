@@ -13,11 +13,7 @@ final class PlanningTests: XCTestCase {
         out = Fixtures.temporaryDirectory(self)
     }
 
-    private var configuration: RunConfiguration {
-        var config = RunConfiguration()
-        config.outputDirectory = out
-        return config
-    }
+    private var configuration: RunConfiguration { PhaseFixtures.configuration(out) }
 
     private func plan(_ catalog: Catalog, _ config: RunConfiguration? = nil) throws -> (OpenedBundle, PlannedRun) {
         try PhaseFixtures.plan(catalog, config ?? configuration, log: { [said] line in said.withLock { $0.append(line) } })

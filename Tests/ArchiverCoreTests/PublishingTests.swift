@@ -16,11 +16,7 @@ final class PublishingTests: XCTestCase {
         out = Fixtures.temporaryDirectory(self)
     }
 
-    private var configuration: RunConfiguration {
-        var config = RunConfiguration()
-        config.outputDirectory = out
-        return config
-    }
+    private var configuration: RunConfiguration { PhaseFixtures.configuration(out) }
 
     /// A run's phases up to the fetch: record 1 done in an earlier run (journaled twice, so the
     /// journal has something to compact), the others to fetch.

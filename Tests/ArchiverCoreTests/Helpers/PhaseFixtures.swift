@@ -4,6 +4,13 @@ import Foundation
 /// Building blocks for the run's phases tested one at a time: a bundle opened and planned as
 /// `run` does it, and journal lines with their files.
 enum PhaseFixtures {
+    /// The default configuration, writing into `out`.
+    static func configuration(_ out: URL) -> RunConfiguration {
+        var config = RunConfiguration()
+        config.outputDirectory = out
+        return config
+    }
+
     /// `catalog` opened and planned into `config.outputDirectory`; `log` gets planning's lines.
     static func plan(
         _ catalog: Catalog, _ config: RunConfiguration, log: @escaping @Sendable (String) -> Void = { _ in }
