@@ -28,9 +28,12 @@ public struct RunSummary: Sendable {
 
 /// Archives a catalog into a bundle directory. One instance serves one run.
 ///
-/// The pipeline, wired in `run(catalog:)`:
+/// The pipeline, wired in `run(catalog:)` as four phases, each a type of its own:
 ///
-///     catalog ─▶ plan (replay journal, skip done, group by fetch URL, --mirror, --shard)
+///     BundleOpening: --out checked (links, someone's own files), locked, leftovers removed,
+///                    a restored bundle adopted, options claimed, journal read
+///             ─▶ Planning: plan (replay journal, skip done, group by fetch URL, --mirror, --shard),
+///                          superseded lines and rejections journaled
 ///             ─▶ FetchLoop, one serial owner of the fetch:
 ///                  host lanes (jobs read a bounded amount ahead, grouped by host; a free slot goes
 ///                              to the host whose next job comes first, within --per-host)
@@ -40,8 +43,8 @@ public struct RunSummary: Sendable {
 ///                  ◀─ hands back to the loop: RecordWriter validate (libpng), hash
 ///                       ─▶ store (tmpfile, link) ─▶ journal ─▶ ledger     [loop; work queue if --validate full]
 ///                  ─▶ the operation's next URL; when its last is journaled, the feed
-///             ─▶ manifest.json, gallery pages (items written as they finish, the files put in
-///                place at the end), compacted journal
+///             ─▶ Publishing: manifest.json, gallery pages (items written as they finish, the files
+///                            put in place at the end), compacted journal, the summary
 public final class Archiver: Sendable {
     /// The loop of the run under way, and whether `cancel()` was called (maybe before it).
     private struct Fetch {
@@ -105,89 +108,30 @@ public final class Archiver: Sendable {
         let config = configuration
         // A record outside this shard is not part of the run: every stage sees only the shard's.
         let catalog = config.shard.map { catalog.shard($0, field: config.field) } ?? catalog
-        let layout = BundleLayout(root: config.outputDirectory)
-        do { try OpenFileLimit.raise(for: config.concurrency) } catch { throw .openFileLimit(error) }
-        if let unsafe = layout.unsafePlace() {
-            throw .unsafeBundle(path: unsafe.path, found: unsafe.found, expected: unsafe.expected)
-        }
-        try layout.refuseForeignDirectory()
-        try layout.createStateDirectory()
-        let lock: BundleLock
-        do {
-            lock = try BundleLock(path: layout.lock.path)
-        } catch {
-            switch error {
-            case .unopenable(let error): throw .fileSystem(error)
-            case .held(let directory, let pid): throw .locked(directory: directory, pid: pid)
-            }
-        }
-        defer { withExtendedLifetime(lock) {} }
-        AtomicFileWriter.removeDebris(in: layout.root.path)
-        AtomicFileWriter.removeDebris(in: layout.state.path)
-        AtomicFileWriter.removeDebris(in: layout.pages.path)
-        let adoption = try BundleAdoption.adopt(
-            layout: layout, field: config.field, shard: config.shard?.description, durable: config.durable, log: log)
-        try RunOptions(
-            catalog: catalog.source, field: config.field, records: catalog.records.count, shard: config.shard?.description,
-            idKey: config.catalog.idKey == "id" ? nil : config.catalog.idKey,
-            pointer: config.catalog.records.isEmpty ? nil : config.catalog.records
-        ).claim(layout)
+        let bundle = try BundleOpening(configuration: config, fileSystem: fileSystem, log: log).open(for: catalog)
+        defer { withExtendedLifetime(bundle.lock) {} }
+        let planned = try Planning(configuration: config, log: log).plan(catalog, in: bundle)
+        self.ledger.withLock { $0 = planned.ledger }
+        let publishing = Publishing(
+            catalog: catalog, configuration: config, bundle: bundle, planned: planned, fileSystem: fileSystem, log: log)
+        let cancelled = fetch(catalog, planned, into: bundle.store, writing: publishing)
+        return try publishing.publish(cancelled: cancelled, started: started)
+    }
 
-        let store = KeyedStore(directory: layout.images, fileSystem: fileSystem, durable: config.durable)
-        do { try store.prepare() } catch { throw .fileSystem(error) }
-        let previous = JournalIndex(path: layout.journal.path)
-        let check = ResumeCheck(images: OpenDirectory(path: layout.images.path), recheck: config.recheck)
-        let plan = Plan(
-            catalog: catalog, field: config.field, mirrors: config.mirrors, journal: previous,
-            skipFailed: config.skipFailed, refresh: config.refresh, intact: check.isIntact)
-        if config.refresh {
-            log("refreshing: \(plan.revalidating.count) done to revalidate, \(plan.pendingRecords - plan.revalidating.count) to fetch")
-        } else if !previous.isEmpty {
-            let failed = config.skipFailed
-                ? "\(plan.keptCount - plan.keptDone) failed (kept: --skip-failed)"
-                : "\(plan.retryingFailures) failed" + (plan.retryingFailures > 0 ? " (trying again)" : "")
-            log("resuming: \(plan.keptDone) done, \(failed), \(plan.pendingRecords) to go")
-        }
-        if config.prune {
-            let records = catalog.records
-            var hashed: Set<String>?
-            store.prune { stem, format in
-                if let text = RecordKey.id(fromStem: stem) {
-                    let id = RecordID(text)
-                    guard records.position(ofID: id) != nil else { return false }
-                    // A record's file in another format than its done line names is left over.
-                    guard let done = previous.record(for: id), done.status == .done else { return true }
-                    return done.format == format
-                }
-                if hashed == nil { hashed = records.hashedStems() }
-                return hashed!.contains(stem)
-            }
-        }
-
-        let ledger = Ledger(
-            records: catalog.records, mirrors: config.mirrors, previous: previous, kept: plan.kept,
-            revalidating: plan.revalidating, total: plan.pendingRecords + plan.rejectedCount)
-        let journal: Journal
-        do {
-            journal = try Journal(path: layout.journal.path, durable: config.durable, beforeCommit: store.syncDirectory)
-            try journal.append(plan.invalidated)
-            try plan.rejections(of: catalog.records) { batch, positions throws(FileSystemError) in
-                try journal.append(batch)
-                ledger.record(batch, at: Array(positions), bytes: 0)
-            }
-        } catch {
-            throw .fileSystem(error)
-        }
-        self.ledger.withLock { $0 = ledger }
+    /// The fetch phase: runs `planned`'s `FetchLoop` to its end, while `publishing` writes the
+    /// items that finish; returns whether `cancel()` was called.
+    private func fetch(_ catalog: Catalog, _ planned: PlannedRun, into store: KeyedStore, writing publishing: Publishing) -> Bool {
+        let config = configuration
         let stages = PipelineStages(
             fetcher: fetcher,
             policy: FetchStateMachine.Policy(retries: config.retries, maxRetryAfter: config.maxRetryAfter, backoff: backoff),
             rateLimiter: config.rate.map { RateLimiter(rate: $0) },
             work: DispatchQueue(label: "archiver.work", attributes: .concurrent), hosts: HostWatch(say: log))
         let loop = FetchLoop(
-            plan: plan, records: catalog.records, stages: stages,
-            writer: RecordWriter(journal: journal, store: store, ledger: ledger, validator: validator, durable: config.durable),
-            ledger: ledger, validator: validator, validateInParallel: config.validation == .full,
+            plan: planned.plan, records: catalog.records, stages: stages,
+            writer: RecordWriter(
+                journal: planned.journal, store: store, ledger: planned.ledger, validator: validator, durable: config.durable),
+            ledger: planned.ledger, validator: validator, validateInParallel: config.validation == .full,
             concurrency: config.concurrency, perHost: config.perHost)
         let cancelledEarly = fetch.withLock { fetch in
             fetch.loop = loop
@@ -195,62 +139,10 @@ public final class Archiver: Sendable {
         }
         if cancelledEarly { loop.cancel() }
         loop.start()
-        // While the jobs run, the items that have finished are written to the manifest and pages
-        // (if this cannot start, `writeBundle` tries again at the end and reports why). Not in a
-        // refresh: it mostly finds nothing changed, and then writing the whole manifest and
-        // gallery to throw them away cost as much as the 304s; if something changed, they are
-        // written at the end.
-        let output = plan.jobCount > 0 && !config.refresh
-            ? try? BundleOutput(catalog: catalog, ledger: ledger, configuration: config, layout: layout, fileSystem: fileSystem) : nil
-        output?.startWriting(every: .milliseconds(20))
+        publishing.startWriting()
         loop.wait()
         fetch.withLock { $0.loop = nil }
-        output?.stopWriting()
-
-        if catalog.changedSinceLoad {
-            throw .catalog(.changedDuringRun(source: catalog.source))
-        }
-        let tally = ledger.tally()
-        let recorded = ledger.progress.done + ledger.progress.failed
-        let interrupted = fetch.withLock { $0.cancelled } && recorded < ledger.progress.total
-        // Nothing new journaled, nothing superseded, every record kept (or revalidated as it was):
-        // the journal is already compact, and if the bundle's files are the ones the last
-        // completed run wrote, they are already right.
-        let standing = plan.keptCount + plan.revalidating.count
-        let unchanged = ledger.linesRecorded == 0 && plan.invalidated.isEmpty && standing == catalog.records.count
-            && previous.lineCount == previous.count && previous.count == standing
-        let written = BundleStamp(catalog: catalog, field: config.field, layout: layout)
-        if !(unchanged && written != nil && written == BundleStamp.read(layout)) {
-            let counts: [ItemRecord.Status: Int] = [
-                .done: tally.done, .failed: tally.failed, .pending: catalog.records.count - tally.done - tally.failed,
-            ]
-            try writeBundle(
-                catalog, ledger: ledger, counts: counts, layout: layout,
-                compact: !interrupted && previous.lineCount > 0 && !unchanged, output: output)
-            if !interrupted { BundleStamp(catalog: catalog, field: config.field, layout: layout)?.write(layout) }
-        }
-        for (id, error) in ledger.refreshFailures(limit: 5) {
-            log("\(id): not refreshed, the old image is kept: \(error.message)")
-        }
-        if ledger.progress.refreshFailed > 5 { log("... and \(ledger.progress.refreshFailed - 5) more not refreshed") }
-        var summary = summarize(catalog, ledger: ledger, tally: tally, started: started, interrupted: interrupted)
-        summary.adopted = adoption
-        return summary
-    }
-
-    /// Counts what the manifest says, from the ledger: an outcome counts only for the URL the
-    /// catalog has now (the ledger keeps no other); anything else is pending.
-    private func summarize(
-        _ catalog: Catalog, ledger: Ledger, tally: Ledger.Tally, started: DispatchTime, interrupted: Bool
-    ) -> RunSummary {
-        var summary = RunSummary(progress: ledger.progress, interrupted: interrupted)
-        summary.done = tally.done
-        summary.failed = tally.failed
-        summary.pending = catalog.records.count - tally.done - tally.failed
-        summary.bundleBytes = tally.bytes
-        summary.failuresByKind = tally.failuresByKind
-        summary.refreshed = configuration.refresh
-        summary.seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-        return summary
+        publishing.stopWriting()
+        return fetch.withLock { $0.cancelled }
     }
 }
