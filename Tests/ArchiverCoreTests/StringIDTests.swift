@@ -29,7 +29,7 @@ final class StringIDTests: XCTestCase {
         let enumerator = FileManager.default.enumerator(atPath: root.path)
         while let path = enumerator?.nextObject() as? String {
             var isDirectory: ObjCBool = false
-            FileManager.default.fileExists(atPath: root.appendingPathComponent(path).path, isDirectory: &isDirectory)
+            _ = FileManager.default.fileExists(atPath: root.appendingPathComponent(path).path, isDirectory: &isDirectory)
             paths.insert(isDirectory.boolValue ? path + "/" : path)
         }
         return paths
