@@ -3,8 +3,8 @@ import Glibc
 #endif
 import Foundation
 
-/// Writes the merged `manifest.json`, gallery and journal in one pass over the shards' manifests,
-/// joined in id order: each shard's items come from its own `ManifestStream`, and the ids (merged
+/// Writes the merged `manifest.json`, gallery and journal in one pass over the shards' items,
+/// joined in id order: each shard's items come back from its `ItemSpool`, and the ids (merged
 /// first, from the digests) say which shard holds the next one. The item bytes are the shards'
 /// own items written by the run's encoder (`ManifestEncoding`) and gallery writer
 /// (`GalleryWriter`), so they are the bytes one run of the whole catalog writes.
@@ -49,10 +49,9 @@ struct MergedOutput {
         let reference = shards[0]
         let count = ids.count
         let catalog = Manifest.CatalogInfo(source: reference.catalog.source, sha256: reference.catalog.sha256, records: count)
-        let streams = shards.map { ManifestStream(path: $0.manifestPath, source: $0.path) }
-        defer { streams.forEach { $0.cancel() } }
         var summary = BundleMerger.Summary()
         do {
+            let spools = try shards.map { (shard) throws(BundleError) in try ItemSpool.Reader(path: shard.items) }
             let manifest = try AtomicFileWriter(path: layout.manifest.path, sync: false)
             defer { manifest.discard() }
             let journal = try AtomicFileWriter(path: layout.journal.path, sync: false)
@@ -67,8 +66,8 @@ struct MergedOutput {
             for index in 0..<count {
                 let shard = Int(from[index])
                 let item: Manifest.Item?
-                do throws(BundleError) { item = try streams[shard].next() } catch { throw MergeFailure.bundle(error) }
-                guard let item, item.id == ids[index] else { throw MergeFailure.changed(shards[shard].path) }
+                item = try spools[shard].next()
+                guard let item, item.id == ids[index] else { throw MergeFailure.changed(spools[shard].path) }
                 ManifestEncoding.append(item, index: index, to: &manifestBytes)
                 gallery.add(item)
                 if item.status == .failed || gallery.covers.last?.cover == Int32(index) { kept[index] = item }
@@ -93,16 +92,8 @@ struct MergedOutput {
                 if index & 1023 == 1023 { joined.withLock { $0 = index + 1 } }
             }
             joined.withLock { $0 = count }
-            for (shard, stream) in streams.enumerated() {
-                let more: Manifest.Item?
-                let sha256: String
-                do throws(BundleError) {
-                    more = try stream.next()
-                    sha256 = try stream.sha256()
-                } catch {
-                    throw MergeFailure.bundle(error)
-                }
-                if more != nil || sha256 != shards[shard].manifestSHA256 { throw MergeFailure.changed(shards[shard].path) }
+            for spool in spools {
+                if try spool.next() != nil { throw MergeFailure.changed(spool.path) }
             }
             manifestBytes += ManifestEncoding.tail(version: Manifest.currentVersion, items: count)
             manifest.append(manifestBytes)
@@ -112,9 +103,10 @@ struct MergedOutput {
             try journal.commit()
         } catch let failure as MergeFailure {
             switch failure {
-            case .bundle(let error): throw .bundle(error)
-            case .changed(let path): throw .bundle(.unreadableManifest(path: path, reason: "manifest.json changed while merge read it"))
+            case .changed(let path): throw .bundle(.unreadableFile(path: path, reason: "merge's spool of a shard's items does not hold the items it read"))
             }
+        } catch let error as BundleError {
+            throw .bundle(error)
         } catch let error as FileSystemError {
             throw .fileSystem(error)
         } catch {
@@ -133,7 +125,6 @@ struct MergedOutput {
     }
 
     private enum MergeFailure: Error {
-        case bundle(BundleError)
         case changed(String)
     }
 }
