@@ -144,22 +144,12 @@ public struct BundleMerger: Sendable {
         let damage = shards.flatMap(\.digest.damage)
         guard damage.isEmpty else { throw .damaged(damage) }
 
-        var (ids, albums, from) = try MergedOutput.order(shards)
-        // The digests' ids are merged: let them go before the pass that writes.
-        shards = shards.map { shard in
-            var digest = shard.digest
-            digest.ids = []
-            digest.albums = []
-            return ShardBundle(
-                path: shard.path, isTarball: shard.isTarball, catalog: shard.catalog, field: shard.field, version: shard.version,
-                digest: digest, items: shard.items)
-        }
+        let order = try MergedOutput.order(shards)
         state.withLock {
-            $0.records = ids.count
+            $0.records = order.count
             $0.readSeconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
         }
-        var summary = try MergedOutput(layout: layout, shards: shards, joined: joined).write(ids: ids, albums: albums, from: from)
-        (ids, albums, from) = ([], [], [])
+        var summary = try MergedOutput(layout: layout, shards: shards, joined: joined).write(order)
         for spool in itemSpools { unlink(spool) }
         let reference = shards[0]
         do {
