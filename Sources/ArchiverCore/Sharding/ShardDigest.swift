@@ -46,7 +46,7 @@ struct ShardDigest {
     var outOfOrder: String?
     /// A line per bad item or file.
     var damage: [String] = []
-    var ids: [RecordID] = []
+    var ids = IDList()
     var albums: [Int] = []
 
     init(name: String, shard: Shard?, copies: Copies) {
