@@ -21,13 +21,13 @@ cd "$(dirname "$0")/.."
 . scripts/lib/catalog-nginx.sh
 
 archiver=$(realpath "${1:-.build/release/archiver}")
+[ -x "$archiver" ] || { echo "merge-scale: no archiver binary at $archiver" >&2; exit 2; }
 records=${MERGE_RECORDS:-200000}
 shards=${MERGE_SHARDS:-4}
 rounds=${MERGE_ROUNDS:-3}
 single=${MERGE_SINGLE:-1}
 max_rss=${MERGE_MAX_RSS:-131072}
 from=https://via.placeholder.com
-[ -x "$archiver" ] || { echo "merge-scale: no archiver binary at $archiver" >&2; exit 2; }
 install_missing merge-scale nginx curl time python3
 
 # About 5 KiB of tmpfs a record and copy of its image (a 4 KiB page, the inode, its manifest
