@@ -70,6 +70,9 @@ final class MergeTests: XCTestCase {
             try Data(contentsOf: URL(fileURLWithPath: try pack(merged.path))),
             try Data(contentsOf: URL(fileURLWithPath: try pack(whole.path))))
         XCTAssertEqual(try ArchiverRun.run(["verify", merged.path]).status, 0)
+        // The spools of the shards (a tarball's manifest, the decoded items) are not left in it.
+        let state = try FileManager.default.contentsOfDirectory(atPath: BundleLayout(root: merged).state.path)
+        XCTAssertEqual(state.filter { $0.hasPrefix("merge-shard-") }, [], "\(state)")
         // What a completed run leaves: a run of the whole catalog into it fetches nothing.
         let requests = server.total
         var config = Fixtures.configuration(out: merged, server: server)

@@ -12,10 +12,11 @@ import Foundation
 ///
 ///     shards, side by side ─▶ images/ copied into a staging directory, size and sha256 noted
 ///                             (a tarball read once: its manifest, after images/, spooled)
-///                          ─▶ manifest streamed: checked item by item (ShardDigest)
+///                          ─▶ manifest decoded once: checked item by item (ShardDigest),
+///                             the items spooled in binary (ItemSpool)
 ///            ─▶ checks: one of each index, one catalog and options, finished, id order [exit 2]
 ///            ─▶ every done item's file as its manifest says                            [exit 1]
-///            ─▶ ids merged ─▶ manifests streamed again, joined in id order (ManifestStream)
+///            ─▶ ids merged ─▶ item spools read back, joined in id order
 ///               ─▶ manifest.json, pages/, journal in one pass (MergedOutput)
 ///            ─▶ options ─▶ rename the staging directory to --out
 public struct BundleMerger: Sendable {
@@ -118,14 +119,15 @@ public struct BundleMerger: Sendable {
         let started = DispatchTime.now()
         state.withLock { $0.shards = paths.count }
         // Side by side: one shard's files are hashed while another's are decompressed, and
-        // decoding a manifest is a quarter of a merge's CPU.
+        // decoding the manifests is the largest part of a merge's CPU.
         let spools = paths.indices.map { layout.state.appendingPathComponent("merge-shard-\($0).json").path }
+        let itemSpools = paths.indices.map { layout.state.appendingPathComponent("merge-shard-\($0).items").path }
         let read = Self.forEach(Array(paths.indices)) { [state] index -> Result<ShardBundle, MergeError> in
             defer { state.withLock { $0.shardsRead += 1 } }
             do throws(MergeError) {
                 let copier: ImageCopier
                 do throws(FileSystemError) { copier = try ImageCopier(directory: layout.images.path) } catch { throw .fileSystem(error) }
-                return .success(try ShardBundle.read(paths[index], into: copier, spool: spools[index]))
+                return .success(try ShardBundle.read(paths[index], into: copier, spool: spools[index], items: itemSpools[index]))
             } catch {
                 return .failure(error)
             }
@@ -142,23 +144,13 @@ public struct BundleMerger: Sendable {
         let damage = shards.flatMap(\.digest.damage)
         guard damage.isEmpty else { throw .damaged(damage) }
 
-        var (ids, albums, from) = try MergedOutput.order(shards)
-        // The digests' ids are merged: let them go before the pass that writes.
-        shards = shards.map { shard in
-            var digest = shard.digest
-            digest.ids = []
-            digest.albums = []
-            return ShardBundle(
-                path: shard.path, isTarball: shard.isTarball, catalog: shard.catalog, field: shard.field, version: shard.version,
-                digest: digest, manifestPath: shard.manifestPath, manifestSHA256: shard.manifestSHA256)
-        }
+        let order = try MergedOutput.order(shards)
         state.withLock {
-            $0.records = ids.count
+            $0.records = order.count
             $0.readSeconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
         }
-        var summary = try MergedOutput(layout: layout, shards: shards, joined: joined).write(ids: ids, albums: albums, from: from)
-        (ids, albums, from) = ([], [], [])
-        for spool in spools { unlink(spool) }
+        var summary = try MergedOutput(layout: layout, shards: shards, joined: joined).write(order)
+        for spool in itemSpools { unlink(spool) }
         let reference = shards[0]
         do {
             try RunOptions(catalog: reference.catalog.source, field: reference.field, records: summary.done + summary.failed).write(layout)

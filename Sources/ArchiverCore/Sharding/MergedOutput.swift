@@ -3,8 +3,8 @@ import Glibc
 #endif
 import Foundation
 
-/// Writes the merged `manifest.json`, gallery and journal in one pass over the shards' manifests,
-/// joined in id order: each shard's items come from its own `ManifestStream`, and the ids (merged
+/// Writes the merged `manifest.json`, gallery and journal in one pass over the shards' items,
+/// joined in id order: each shard's items come back from its `ItemSpool`, and the ids (merged
 /// first, from the digests) say which shard holds the next one. The item bytes are the shards'
 /// own items written by the run's encoder (`ManifestEncoding`) and gallery writer
 /// (`GalleryWriter`), so they are the bytes one run of the whole catalog writes.
@@ -15,44 +15,53 @@ struct MergedOutput {
     /// Records joined so far, for progress.
     let joined: Locked<Int>
 
-    /// The ids in id order, their albums, and the index of the shard that holds each; an id in
-    /// two shards is refused.
-    static func order(_ shards: [ShardBundle]) throws(MergeError) -> (ids: [RecordID], albums: [Int], from: [UInt16]) {
+    /// Where each item of the merged manifest is, in id order: its shard, and its place in that
+    /// shard's digest. Six bytes a record: the ids and albums stay in the digests, not copied.
+    struct Order {
+        var shard: [UInt16] = []
+        var position: [UInt32] = []
+
+        var count: Int { shard.count }
+    }
+
+    /// The shards' items in id order; an id in two shards is refused.
+    static func order(_ shards: [ShardBundle]) throws(MergeError) -> Order {
         let total = shards.reduce(0) { $0 + $1.digest.ids.count }
-        var ids: [RecordID] = []
-        var albums: [Int] = []
-        var from: [UInt16] = []
-        ids.reserveCapacity(total)
-        albums.reserveCapacity(total)
-        from.reserveCapacity(total)
+        var order = Order()
+        order.shard.reserveCapacity(total)
+        order.position.reserveCapacity(total)
         var heads = [Int](repeating: 0, count: shards.count)
-        while ids.count < total {
+        var last: RecordID?
+        while order.count < total {
             var best = -1
             for (shard, head) in heads.enumerated() where head < shards[shard].digest.ids.count {
                 if best < 0 || shards[shard].digest.ids[head] < shards[best].digest.ids[heads[best]] { best = shard }
             }
             let id = shards[best].digest.ids[heads[best]]
-            if let last = ids.last, last == id {
-                let other = shards[Int(from[from.count - 1])]
+            if let last, last == id {
+                let other = shards[Int(order.shard[order.count - 1])]
                 throw .refused(["\(id) is in both \(other.name) and \(shards[best].name)"])
             }
-            ids.append(id)
-            albums.append(shards[best].digest.albums[heads[best]])
-            from.append(UInt16(best))
+            last = id
+            order.shard.append(UInt16(best))
+            order.position.append(UInt32(heads[best]))
             heads[best] += 1
         }
-        return (ids, albums, from)
+        return order
     }
 
     /// Writes the three files; returns the tally.
-    func write(ids: [RecordID], albums: [Int], from: [UInt16]) throws(MergeError) -> BundleMerger.Summary {
+    func write(_ order: Order) throws(MergeError) -> BundleMerger.Summary {
         let reference = shards[0]
-        let count = ids.count
+        let count = order.count
+        let shards = shards
+        func id(_ index: Int) -> RecordID { shards[Int(order.shard[index])].digest.ids[Int(order.position[index])] }
+        func album(_ index: Int) -> Int { shards[Int(order.shard[index])].digest.albums[Int(order.position[index])] }
         let catalog = Manifest.CatalogInfo(source: reference.catalog.source, sha256: reference.catalog.sha256, records: count)
-        let streams = shards.map { ManifestStream(path: $0.manifestPath, source: $0.path) }
-        defer { streams.forEach { $0.cancel() } }
         var summary = BundleMerger.Summary()
         do {
+            let spools: [ItemSpool.Reader]
+            do throws(BundleError) { spools = try shards.map { (shard) throws(BundleError) in try ItemSpool.Reader(path: shard.items) } } catch { throw .bundle(error) }
             let manifest = try Self.writing { () throws(FileSystemError) in try AtomicFileWriter(path: layout.manifest.path, sync: false) }
             defer { manifest.discard() }
             let journal = try Self.writing { () throws(FileSystemError) in try AtomicFileWriter(path: layout.journal.path, sync: false) }
@@ -60,17 +69,17 @@ struct MergedOutput {
             let gallery = try Self.writing { () throws(FileSystemError) in
                 try GalleryWriter(
                     layout: layout, source: catalog.source, count: count, sync: false,
-                    id: { ids[$0] }, album: { albums[$0] })
+                    id: id, album: album)
             }
             var manifestBytes = ManifestEncoding.head(catalog: catalog, field: reference.field)
             var journalBytes: [UInt8] = []
             // What the gallery's summary pages make again at the end: failures and album covers.
             var kept: [Int: Manifest.Item] = [:]
             for index in 0..<count {
-                let shard = Int(from[index])
+                let shard = Int(order.shard[index])
                 let item: Manifest.Item?
-                do throws(BundleError) { item = try streams[shard].next() } catch { throw .bundle(error) }
-                guard let item, item.id == ids[index] else { throw Self.changed(shards[shard].path) }
+                do throws(BundleError) { item = try spools[shard].next() } catch { throw .bundle(error) }
+                guard let item, item.id == id(index) else { throw Self.changed(spools[shard].path) }
                 ManifestEncoding.append(item, index: index, to: &manifestBytes)
                 gallery.add(item)
                 if item.status == .failed || gallery.covers.last?.cover == Int32(index) { kept[index] = item }
@@ -95,16 +104,10 @@ struct MergedOutput {
                 if index & 1023 == 1023 { joined.withLock { $0 = index + 1 } }
             }
             joined.withLock { $0 = count }
-            for (shard, stream) in streams.enumerated() {
+            for spool in spools {
                 let more: Manifest.Item?
-                let sha256: String
-                do throws(BundleError) {
-                    more = try stream.next()
-                    sha256 = try stream.sha256()
-                } catch {
-                    throw .bundle(error)
-                }
-                if more != nil || sha256 != shards[shard].manifestSHA256 { throw Self.changed(shards[shard].path) }
+                do throws(BundleError) { more = try spool.next() } catch { throw .bundle(error) }
+                if more != nil { throw Self.changed(spool.path) }
             }
             manifestBytes += ManifestEncoding.tail(version: Manifest.currentVersion, items: count)
             manifest.append(manifestBytes)
@@ -132,8 +135,8 @@ struct MergedOutput {
         do { return try body() } catch { throw .fileSystem(error) }
     }
 
-    /// A shard's manifest read back differently from the first time.
+    /// A shard's spool read back other items than were written to it.
     private static func changed(_ path: String) -> MergeError {
-        .bundle(.unreadableManifest(path: path, reason: "manifest.json changed while merge read it"))
+        .bundle(.unreadableFile(path: path, reason: "merge's spool of a shard's items does not hold the items it read"))
     }
 }

@@ -8,29 +8,68 @@ struct ShardDigest {
     /// `shard 2/4 (PATH)`, or the path, for messages.
     let name: String
     let shard: Shard?
-    /// Files copied from `images/`, by name, until their item takes them.
+    /// Files copied from `images/`, by name, until their item takes them: an array in name
+    /// order (a directory's names are listed sorted, and `pack` writes a tarball's so), 64 bytes
+    /// a file, where a hash table of them took twice that with room to grow.
     struct Copies {
-        var copied: [String: ImageCopier.Copied] = [:]
+        private struct Entry {
+            var name: String
+            var copied: ImageCopier.Copied
+            var taken = false
+        }
+
+        private var entries: [Entry] = []
+        private var last: String?
+        /// Every name added, kept only once one came out of order (a tarball not made by
+        /// `pack`), to find a repeated name without searching the array.
+        private var seen: Set<String>?
         /// Files that could not be copied, and why: few.
-        var failed: [String: ItemError] = [:]
+        private var failed: [String: ItemError] = [:]
 
         mutating func add(_ name: String, _ result: Result<ImageCopier.Copied, ItemError>) {
+            if seen == nil, let last, !last.utf8.lexicographicallyPrecedes(name.utf8) {
+                seen = Set(entries.map(\.name)).union(failed.keys)
+            }
+            seen?.insert(name)
+            last = name
             switch result {
-            case .success(let copy): copied[name] = copy
+            case .success(let copy): entries.append(Entry(name: name, copied: copy))
             case .failure(let error): failed[name] = error
             }
         }
 
         func contains(_ name: String) -> Bool {
-            copied[name] != nil || failed[name] != nil
+            if let seen { return seen.contains(name) }
+            guard let last, !last.utf8.lexicographicallyPrecedes(name.utf8) else { return false }
+            return index(of: name) != nil || failed[name] != nil
         }
 
         mutating func take(_ name: String) -> Result<ImageCopier.Copied, ItemError>? {
-            if let copy = copied.removeValue(forKey: name) { return .success(copy) }
+            if seen != nil {
+                entries.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+                seen = nil
+                last = entries.last?.name
+            }
+            if let index = index(of: name) {
+                guard !entries[index].taken else { return nil }
+                entries[index].taken = true
+                return .success(entries[index].copied)
+            }
             return failed.removeValue(forKey: name).map { .failure($0) }
         }
 
-        var names: [String] { Array(copied.keys) + Array(failed.keys) }
+        /// The names not taken.
+        var names: [String] { entries.filter { !$0.taken }.map(\.name) + Array(failed.keys) }
+
+        /// Where `name` is in `entries` (in name order), by its bytes.
+        private func index(of name: String) -> Int? {
+            var (low, high) = (0, entries.count)
+            while low < high {
+                let middle = (low + high) / 2
+                if entries[middle].name.utf8.lexicographicallyPrecedes(name.utf8) { low = middle + 1 } else { high = middle }
+            }
+            return low < entries.count && entries[low].name.utf8.elementsEqual(name.utf8) ? low : nil
+        }
     }
 
     var copies: Copies
@@ -46,7 +85,7 @@ struct ShardDigest {
     var outOfOrder: String?
     /// A line per bad item or file.
     var damage: [String] = []
-    var ids: [RecordID] = []
+    var ids = IDList()
     var albums: [Int] = []
 
     init(name: String, shard: Shard?, copies: Copies) {
