@@ -13,7 +13,6 @@ let package = Package(
     products: [
         .executable(name: "archiver", targets: ["archiver"]),
         .library(name: "ArchiverCore", targets: ["ArchiverCore"]),
-        .library(name: "ArchiverServer", targets: ["ArchiverServer"]),
     ],
     targets: [
         .target(
