@@ -36,7 +36,7 @@ final class BundleOutputTests: XCTestCase {
         func done(_ id: RecordID) -> ItemRecord {
             let url = records.first { $0.id == id }!.url
             return ItemRecord(
-                id: id, url: url, source: url, status: .done, bytes: 139, sha256: String(repeating: "a", count: 64),
+                id: id, url: url, source: url, status: .done, bytes: 139, sha256: SHA256Digest(hex: String(repeating: "a", count: 64)),
                 width: 600, height: 600, attempts: 1)
         }
 
@@ -76,7 +76,7 @@ final class BundleOutputTests: XCTestCase {
             guard record.id.integer! % 7 == 0 else {
                 return ItemRecord(
                     id: record.id, url: record.url, source: record.url, status: .done, bytes: 139,
-                    sha256: String(repeating: "b", count: 64), width: 600, height: 600, attempts: 1)
+                    sha256: SHA256Digest(hex: String(repeating: "b", count: 64)), width: 600, height: 600, attempts: 1)
             }
             return ItemRecord(
                 id: record.id, url: record.url, source: record.url, status: .failed, attempts: 2,

@@ -113,7 +113,7 @@ final class ChecksumAndAcceptTests: XCTestCase {
 
     func testJournalLinesKeepTheFormatAndFramesAndAPNGLineReadsAsBefore() {
         let gif = ItemRecord(
-            id: 7, url: "u", source: "s", status: .done, bytes: 10, sha256: String(repeating: "a", count: 64), width: 4,
+            id: 7, url: "u", source: "s", status: .done, bytes: 10, sha256: SHA256Digest(hex: String(repeating: "a", count: 64)), width: 4,
             height: 3, attempts: 1, format: .gif, frames: 12)
         XCTAssertEqual(JournalLine.decode(JournalLine.encode(gif).dropLast()), gif)
         var png = gif

@@ -25,7 +25,7 @@ final class GalleryTests: XCTestCase {
             } else {
                 outcomes[record.id] = ItemRecord(
                     id: record.id, url: record.url, source: record.url, status: .done, bytes: 139,
-                    sha256: String(repeating: "c", count: 64), width: 5, height: 4, attempts: 1)
+                    sha256: SHA256Digest(hex: String(repeating: "c", count: 64)), width: 5, height: 4, attempts: 1)
             }
         }
         return outcomes

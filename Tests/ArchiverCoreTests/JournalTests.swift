@@ -4,7 +4,7 @@ import XCTest
 
 final class JournalTests: XCTestCase {
     /// A sha256 as the archiver writes it; the journal refuses lines whose digest is not one.
-    static let digest = String(repeating: "0a", count: 32)
+    static let digest = SHA256Digest(hex: String(repeating: "0a", count: 32))!
 
     func testLinesRoundTripFieldsWithTabsNewlinesAndBackslashes() {
         let records = [
@@ -116,7 +116,7 @@ final class JournalTests: XCTestCase {
         let records = (1...12_000).map { id in
             ItemRecord(
                 id: RecordID(id), url: "https://via.placeholder.com/600/\(id)", source: "http://127.0.0.1:1/600/\(id)",
-                status: .done, bytes: Int64(id), sha256: String(repeating: "ab", count: 32), width: 600, height: 600,
+                status: .done, bytes: Int64(id), sha256: SHA256Digest(hex: String(repeating: "ab", count: 32)), width: 600, height: 600,
                 attempts: 1)
         }
         try journal.append(records)

@@ -10,7 +10,7 @@ final class ManifestTests: XCTestCase {
             CatalogRecord(albumId: 1, id: 5, title: "pending", url: "https://h/5", thumbnailUrl: ""),
         ]
         let outcomes: [RecordID: ItemRecord] = [
-            3: ItemRecord(id: 3, url: "https://h/3", source: "http://m/3", status: .done, bytes: 10, sha256: "ab", width: 600, height: 600, attempts: 1),
+            3: ItemRecord(id: 3, url: "https://h/3", source: "http://m/3", status: .done, bytes: 10, sha256: SHA256Digest(hex: String(repeating: "ab", count: 32)), width: 600, height: 600, attempts: 1),
             9: ItemRecord(id: 9, url: "https://h/9", source: "http://m/9", status: .failed, attempts: 4,
                           error: RecordedError(kind: "http-status", status: 503, message: "HTTP 503 \"busy\"")),
         ]
@@ -41,7 +41,7 @@ final class ManifestTests: XCTestCase {
     func testValidatorsAreWrittenOnlyWhenSentWithTheirKeysInOrder() throws {
         let record = CatalogRecord(albumId: 1, id: 4, title: "t", url: "https://h/4", thumbnailUrl: "")
         let outcome = ItemRecord(
-            id: 4, url: "https://h/4", source: "http://m/4", status: .done, bytes: 10, sha256: "ab", width: 6, height: 6,
+            id: 4, url: "https://h/4", source: "http://m/4", status: .done, bytes: 10, sha256: SHA256Digest(hex: String(repeating: "ab", count: 32)), width: 6, height: 6,
             attempts: 1, validators: Validators(etag: "\"5f-8b\"", lastModified: "Tue, 14 Nov 2023 22:13:20 GMT"))
         let manifest = Manifest(catalog: try Fixtures.catalog([record]), field: .url, mirrors: MirrorMap(), outcomes: [4: outcome])
         let text = String(decoding: manifest.encoded(), as: UTF8.self)

@@ -67,7 +67,7 @@ final class RecordIDTests: XCTestCase {
         let path = Fixtures.temporaryDirectory(self).appendingPathComponent("journal").path
         let journal = try Journal(path: path)
         func done(_ id: RecordID, bytes: Int64) -> ItemRecord {
-            ItemRecord(id: id, url: "u", source: "s", status: .done, bytes: bytes, sha256: String(repeating: "0a", count: 32), width: 1, height: 1, attempts: 1)
+            ItemRecord(id: id, url: "u", source: "s", status: .done, bytes: bytes, sha256: SHA256Digest(hex: String(repeating: "0a", count: 32)), width: 1, height: 1, attempts: 1)
         }
         let ids: [RecordID] = ["a", "A", 7, "7x", "\u{E9}", "e\u{301}", "tab\there", ""]
         try journal.append(ids.map { done($0, bytes: 1) })

@@ -8,7 +8,7 @@ final class ResumeCheckTests: XCTestCase {
     private static let digest = String(repeating: "0a", count: 32)
 
     private func done(_ id: Int, url: String = "u", sha256: String = digest, width: Int = 1) -> ItemRecord {
-        ItemRecord(id: RecordID(id), url: url, source: "s", status: .done, bytes: 5, sha256: sha256, width: width, height: 1, attempts: 1)
+        ItemRecord(id: RecordID(id), url: url, source: "s", status: .done, bytes: 5, sha256: SHA256Digest(hex: sha256), width: width, height: 1, attempts: 1)
     }
 
     func testIDsOfNineteenDigitsAndBothEndsOfIntRoundTripThroughTheJournal() throws {

@@ -4,7 +4,7 @@ import XCTest
 /// `ShardDigest.Copies`: the files merge copied, found by name whatever order they came in.
 final class ShardDigestTests: XCTestCase {
     private func copied(_ bytes: Int64) -> Result<ImageCopier.Copied, ItemError> {
-        .success(ImageCopier.Copied(bytes: bytes, sha256: ImageCopier.Digest(hex: String(repeating: "0", count: 64))!))
+        .success(ImageCopier.Copied(bytes: bytes, sha256: SHA256Digest(hex: String(repeating: "0", count: 64))!))
     }
 
     private func bytes(_ result: Result<ImageCopier.Copied, ItemError>?) -> Int64? {

@@ -12,7 +12,8 @@ struct ItemRecord: Sendable, Equatable {
     var source: String
     var status: Status
     var bytes: Int64 = 0
-    var sha256: String = ""
+    /// The done file's SHA-256; nil for an item not done.
+    var sha256: SHA256Digest?
     var width: Int = 0
     var height: Int = 0
     var attempts: Int = 0
@@ -28,7 +29,7 @@ struct ItemRecord: Sendable, Equatable {
     var frames: Int = 1
 
     init(
-        id: RecordID, url: String, source: String, status: Status, bytes: Int64 = 0, sha256: String = "",
+        id: RecordID, url: String, source: String, status: Status, bytes: Int64 = 0, sha256: SHA256Digest? = nil,
         width: Int = 0, height: Int = 0, attempts: Int = 0, error: RecordedError? = nil, file: FileStamp? = nil,
         validators: Validators = Validators(), format: ImageFormat = .png, frames: Int = 1
     ) {

@@ -45,7 +45,8 @@ enum JournalLine {
             break
         case .done:
             field(Int(record.bytes), &bytes)
-            field(record.sha256, &bytes)
+            bytes.append(0x09)
+            record.sha256?.appendHex(to: &bytes)
             field(record.width, &bytes)
             field(record.height, &bytes)
             field(record.attempts, &bytes)
@@ -113,7 +114,7 @@ enum JournalLine {
             let urlField = cursor.next(), let sourceField = cursor.next()
         else { return nil }
         if kind.elementsEqual("done".utf8) {
-            guard let bytes = cursor.next().flatMap(integer), bytes >= 0, let sha = cursor.next(), isDigest(sha),
+            guard let bytes = cursor.next().flatMap(integer), bytes >= 0, let sha = cursor.next().flatMap(SHA256Digest.init(hexBytes:)),
                 let width = cursor.next().flatMap(integer), dimensions.contains(width),
                 let height = cursor.next().flatMap(integer), dimensions.contains(height),
                 let attempts = cursor.next().flatMap(integer), attempts >= 0
@@ -141,7 +142,7 @@ enum JournalLine {
             }
             return ItemRecord(
                 id: id, url: text(urlField), source: text(sourceField), status: .done, bytes: Int64(bytes),
-                sha256: text(sha), width: width, height: height, attempts: attempts, file: file,
+                sha256: sha, width: width, height: height, attempts: attempts, file: file,
                 validators: validators, format: format, frames: frames)
         }
         if kind.elementsEqual("pending".utf8) {
@@ -230,11 +231,6 @@ enum JournalLine {
             value = sum
         }
         return value
-    }
-
-    /// Whether a field is a sha256 as the archiver writes it: 64 lowercase hex digits.
-    private static func isDigest(_ field: UnsafeBufferPointer<UInt8>) -> Bool {
-        field.count == 64 && field.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
     private static func text(_ field: UnsafeBufferPointer<UInt8>) -> String {

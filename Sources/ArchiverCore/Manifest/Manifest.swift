@@ -90,7 +90,7 @@ struct Manifest: Sendable, Codable, Equatable {
             item.format = outcome.format
             item.frames = outcome.frames == 1 ? nil : outcome.frames
             item.bytes = outcome.bytes
-            item.sha256 = outcome.sha256
+            item.sha256 = outcome.sha256?.hex
             item.width = outcome.width
             item.height = outcome.height
             item.etag = outcome.validators.etag

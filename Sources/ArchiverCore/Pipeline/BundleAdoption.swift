@@ -93,7 +93,7 @@ enum BundleAdoption {
     /// The done line for `item` if its file is in `images/` with the recorded size and sha256
     /// (hashed 64 KiB at a time; a file of another size is not read).
     private static func verified(_ item: Manifest.Item, images: OpenDirectory?) -> ItemRecord? {
-        guard let images, let bytes = item.bytes, let sha256 = item.sha256, let width = item.width,
+        guard let images, let bytes = item.bytes, let sha256 = item.sha256.flatMap({ SHA256Digest(hex: $0) }), let width = item.width,
             let height = item.height, width > 0, height > 0, let format = Optional(item.format ?? .png),
             item.path == KeyedStore.relativePath(for: item.id, format: format),
             let name = KeyedStore.fileName(for: item.id, format: format)
@@ -103,7 +103,7 @@ enum BundleAdoption {
         guard let info = try? fd.status(), (info.st_mode & S_IFMT) == S_IFREG, Int64(info.st_size) == bytes else { return nil }
         let hasher = SHA256Hasher()
         guard case .success(let count) = FileChunks.read(fd, limit: bytes, { hasher.update($0) }), count == bytes,
-            hasher.finish() == sha256
+            hasher.digest() == sha256
         else { return nil }
         let stamp = FileStamp(info)
         return ItemRecord(

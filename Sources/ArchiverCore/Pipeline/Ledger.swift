@@ -119,7 +119,7 @@ final class Ledger: Sendable {
                 let position = Int(key)
                 var outcome = Outcome()
                 outcome.code = record.status == .done ? .done : .failed
-                outcome.digest = Self.digest(record.sha256)
+                outcome.digest = record.sha256?.words ?? (0, 0, 0, 0)
                 outcome.bytes = record.bytes
                 outcome.width = Int32(clamping: record.width)
                 outcome.height = Int32(clamping: record.height)
@@ -254,7 +254,7 @@ final class Ledger: Sendable {
             return ItemRecord(
                 id: record.id, url: url, source: source ?? mirrors.resolve(url),
                 status: outcome.code == .done ? .done : .failed, bytes: outcome.bytes,
-                sha256: outcome.code == .done ? Self.hex(outcome.digest) : "", width: Int(outcome.width),
+                sha256: outcome.code == .done ? SHA256Digest(words: outcome.digest) : nil, width: Int(outcome.width),
                 height: Int(outcome.height), attempts: Int(outcome.attempts), error: error,
                 file: outcome.inode == 0 ? nil : FileStamp(inode: outcome.inode, modified: outcome.modified),
                 validators: validators.validators(snapshot.validators), format: outcome.format, frames: snapshot.frames)
@@ -292,22 +292,4 @@ final class Ledger: Sendable {
         return result
     }
 
-    private static func digest(_ hex: String) -> (UInt64, UInt64, UInt64, UInt64) {
-        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        var hex = hex
-        hex.withUTF8 { utf8 in
-            guard utf8.count == 64 else { return }
-            func word(_ start: Int) -> UInt64 {
-                utf8[start..<(start + 16)].reduce(0) { $0 << 4 | UInt64($1.hexDigitValue ?? 0) }
-            }
-            words = (word(0), word(16), word(32), word(48))
-        }
-        return words
-    }
-
-    private static func hex(_ digest: (UInt64, UInt64, UInt64, UInt64)) -> String {
-        withUnsafeBytes(of: (digest.0.bigEndian, digest.1.bigEndian, digest.2.bigEndian, digest.3.bigEndian)) {
-            SHA256.hexString($0.bindMemory(to: UInt8.self))
-        }
-    }
 }

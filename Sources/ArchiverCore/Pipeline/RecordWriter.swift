@@ -15,7 +15,7 @@ struct Delivery: Sendable {
 }
 
 /// A body's check: what the validator found and its SHA-256, or why it was refused.
-typealias Checked = Result<(info: ImageInfo, sha256: String), ItemError>
+typealias Checked = Result<(info: ImageInfo, sha256: SHA256Digest), ItemError>
 
 /// What validates bodies, writes image files and journal lines, in that order: part of the
 /// `FetchLoop`'s state, used only on its queue.
@@ -59,7 +59,7 @@ struct RecordWriter {
 
     /// A body's check, on any thread: what `validator` found and its SHA-256, or why it was refused.
     static func check(_ data: Data, with validator: any ImageValidating) -> Checked {
-        Result { () throws(ItemError) in try validator.validate(data) }.map { (info: $0, sha256: SHA256.hex(data)) }
+        Result { () throws(ItemError) in try validator.validate(data) }.map { (info: $0, sha256: SHA256Digest.of(data)) }
     }
 
     /// Stores a delivered body (`checked` already, or checked here), or records why it was refused.
@@ -74,7 +74,7 @@ struct RecordWriter {
         case .failed(let error, let note): return fail(job, error, attempts: attempts, note: note)
         case .body(let body, let sent): (data, validators) = (body, sent)
         }
-        let facts: (info: ImageInfo, sha256: String)
+        let facts: (info: ImageInfo, sha256: SHA256Digest)
         switch checked ?? Self.check(data, with: validator) {
         case .success(let checked): facts = checked
         case .failure(let error): return fail(job, error, attempts: attempts)
@@ -86,7 +86,7 @@ struct RecordWriter {
         var changed = 0, revalidated = 0
         for target in job.targets {
             if let expected = target.expectedSHA256, !SHA256.matches(expected, facts.sha256) {
-                let error = ItemError.checksumMismatch(expected: expected, actual: facts.sha256, url: job.address)
+                let error = ItemError.checksumMismatch(expected: expected, actual: facts.sha256.hex, url: job.address)
                 // Never stored: a revalidated target keeps the file it had, a new one gets none.
                 if target.previous != nil {
                     ledger.revalidated([target.position], .failed(RecordedError(error)))

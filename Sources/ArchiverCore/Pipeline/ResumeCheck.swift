@@ -34,6 +34,6 @@ final class ResumeCheck {
         defer { fd.close() }
         let hasher = SHA256Hasher()
         guard case .success(let count) = FileChunks.read(fd, limit: record.bytes, { hasher.update($0) }) else { return false }
-        return count == record.bytes && hasher.finish() == record.sha256
+        return count == record.bytes && hasher.digest() == record.sha256
     }
 }

@@ -125,7 +125,7 @@ struct MergedOutput {
     static func record(_ item: Manifest.Item) -> ItemRecord {
         ItemRecord(
             id: item.id, url: item.url, source: item.source, status: item.status, bytes: item.bytes ?? 0,
-            sha256: item.sha256 ?? "", width: item.width ?? 0, height: item.height ?? 0, attempts: item.attempts,
+            sha256: item.sha256.flatMap { SHA256Digest(hex: $0) }, width: item.width ?? 0, height: item.height ?? 0, attempts: item.attempts,
             error: item.error, validators: Validators(etag: item.etag, lastModified: item.lastModified),
             format: item.format ?? .png, frames: item.frames ?? 1)
     }

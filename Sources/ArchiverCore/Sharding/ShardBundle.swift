@@ -157,39 +157,7 @@ final class ImageCopier {
     /// keeps one per file until its manifest item comes.
     struct Copied {
         var bytes: Int64
-        var sha256: Digest
-    }
-
-    /// A sha256 as four words, from and compared with its hex form.
-    struct Digest: Equatable {
-        var words: (UInt64, UInt64, UInt64, UInt64)
-
-        init?(hex: String) {
-            var hex = hex
-            let words = hex.withUTF8 { utf8 -> (UInt64, UInt64, UInt64, UInt64)? in
-                guard utf8.count == 64 else { return nil }
-                func word(_ start: Int) -> UInt64? {
-                    var value: UInt64 = 0
-                    for byte in utf8[start..<start + 16] {
-                        // Lower-case only, as archiver writes it: another spelling is not the same text.
-                        switch byte {
-                        case 0x30...0x39: value = value << 4 | UInt64(byte - 0x30)
-                        case 0x61...0x66: value = value << 4 | UInt64(byte - 0x61 + 10)
-                        default: return nil
-                        }
-                    }
-                    return value
-                }
-                guard let a = word(0), let b = word(16), let c = word(32), let d = word(48) else { return nil }
-                return (a, b, c, d)
-            }
-            guard let words else { return nil }
-            self.words = words
-        }
-
-        static func == (one: Digest, two: Digest) -> Bool {
-            one.words == two.words
-        }
+        var sha256: SHA256Digest
     }
 
     private let directory: FileDescriptor
@@ -253,7 +221,7 @@ final class ImageCopier {
             return .failure(.io(error.description))
         }
         bytes += count
-        return .success(Copied(bytes: count, sha256: Digest(hex: hasher.finish())!))
+        return .success(Copied(bytes: count, sha256: hasher.digest()))
     }
 
     /// Copies the regular file at `source` (never through a link) to `name`.

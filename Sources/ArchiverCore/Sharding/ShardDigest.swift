@@ -136,7 +136,7 @@ struct ShardDigest {
         case .success(let copied)?:
             if let bytes = item.bytes, bytes != copied.bytes {
                 damage.append("\(name): \(item.id): size mismatch: \(copied.bytes) bytes, manifest says \(bytes) (\(path))")
-            } else if let sha256 = item.sha256, ImageCopier.Digest(hex: sha256) != copied.sha256 {
+            } else if let sha256 = item.sha256, SHA256Digest(hex: sha256) != copied.sha256 {
                 damage.append("\(name): \(item.id): sha256 mismatch (\(path))")
             }
         }

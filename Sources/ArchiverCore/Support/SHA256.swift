@@ -3,13 +3,13 @@ import Foundation
 
 /// SHA-256 digests through OpenSSL's libcrypto.
 enum SHA256 {
-    /// The lowercase hex SHA-256 of `data`.
     /// Whether a catalog's expected digest (hex in either case, spaces around it ignored) is
-    /// `actual` (lowercase hex, as `hex` makes it).
-    static func matches(_ expected: String, _ actual: String) -> Bool {
-        expected.trimmingCharacters(in: .whitespaces).lowercased() == actual
+    /// `actual`.
+    static func matches(_ expected: String, _ actual: SHA256Digest) -> Bool {
+        SHA256Digest(hex: expected.trimmingCharacters(in: .whitespaces).lowercased()) == actual
     }
 
+    /// The lowercase hex SHA-256 of `data`.
     static func hex(_ data: Data) -> String {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { digest in
             var length: UInt32 = 0

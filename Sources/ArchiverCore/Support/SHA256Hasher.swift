@@ -22,9 +22,17 @@ final class SHA256Hasher {
 
     /// The lowercase hex digest of everything fed so far.
     func finish() -> String {
-        var digest = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        precondition(EVP_DigestFinal_ex(context, &digest, &length) == 1 && length == 32, "libcrypto EVP_DigestFinal_ex failed")
-        return digest.withUnsafeBufferPointer(SHA256.hexString)
+        digest().hex
+    }
+
+    /// The digest of everything fed so far.
+    func digest() -> SHA256Digest {
+        withUnsafeTemporaryAllocation(byteCount: 32, alignment: 8) { digest in
+            var length: UInt32 = 0
+            precondition(
+                EVP_DigestFinal_ex(context, digest.baseAddress!.assumingMemoryBound(to: UInt8.self), &length) == 1 && length == 32,
+                "libcrypto EVP_DigestFinal_ex failed")
+            return SHA256Digest(bytes: UnsafeRawBufferPointer(digest))
+        }
     }
 }

@@ -39,7 +39,7 @@ struct BundleFixture {
             try png.write(to: layout.images.appendingPathComponent("\(id).png"))
             outcomes[record.id] = ItemRecord(
                 id: record.id, url: record.url, source: record.url, status: .done, bytes: Int64(png.count),
-                sha256: SHA256.hex(png), width: 4 + id % 3, height: 4, attempts: 1)
+                sha256: SHA256Digest.of(png), width: 4 + id % 3, height: 4, attempts: 1)
         }
         let manifest = Manifest(catalog: catalog, field: .url, mirrors: MirrorMap(), outcomes: outcomes)
         try manifest.write(to: layout.manifest)

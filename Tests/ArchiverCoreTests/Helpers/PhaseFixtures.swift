@@ -25,7 +25,7 @@ enum PhaseFixtures {
         try FileManager.default.createDirectory(at: layout.images, withIntermediateDirectories: true)
         try data.write(to: layout.images.appendingPathComponent(KeyedStore.fileName(for: record.id, format: .png)!))
         return ItemRecord(
-            id: record.id, url: record.url, source: record.url, status: .done, bytes: Int64(bytes), sha256: SHA256.hex(data),
+            id: record.id, url: record.url, source: record.url, status: .done, bytes: Int64(bytes), sha256: SHA256Digest.of(data),
             width: 1, height: 1, attempts: 1)
     }
 
