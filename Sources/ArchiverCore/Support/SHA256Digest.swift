@@ -78,11 +78,15 @@ struct SHA256Digest: Hashable, Sendable, CustomStringConvertible {
     }
 
     private func write(into out: UnsafeMutableRawBufferPointer) {
-        for (index, word) in [w0, w1, w2, w3].enumerated() {
+        func put(_ word: UInt64, at start: Int) {
             for nibble in 0..<16 {
                 let value = UInt8(truncatingIfNeeded: word >> UInt64(60 - 4 * nibble)) & 0x0F
-                out[16 * index + nibble] = value < 10 ? 0x30 + value : 0x57 + value
+                out[start + nibble] = value < 10 ? 0x30 + value : 0x57 + value
             }
         }
+        put(w0, at: 0)
+        put(w1, at: 16)
+        put(w2, at: 32)
+        put(w3, at: 48)
     }
 }
