@@ -103,7 +103,7 @@ extension FileFacts {
     /// is read (100,000 of them as Strings and enums took 45 MiB more); errors are rare and are
     /// kept beside them by the caller.
     struct Packed {
-        private var digest: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        private var digest = SHA256Digest(words: (0, 0, 0, 0))
         private var bytes: Int64
         private var width: Int32 = 0
         private var height: Int32 = 0
@@ -122,23 +122,15 @@ extension FileFacts {
                 width = Int32(clamping: image.width)
                 height = Int32(clamping: image.height)
             }
-            var hex = facts.sha256
-            hex.withUTF8 { utf8 in
-                guard utf8.count == 64 else { return }
-                func word(_ start: Int) -> UInt64 {
-                    utf8[start..<(start + 16)].reduce(0) { $0 << 4 | UInt64($1.hexDigitValue ?? 0) }
-                }
-                digest = (word(0), word(16), word(32), word(48))
-            }
+            // `hasher.finish()` made it: 64 lowercase hex digits when the file was read.
+            if let read = SHA256Digest(hex: facts.sha256) { digest = read }
         }
 
         /// The facts again, with `imageError` (which was not packed).
         func unpacked(imageError: ItemError?) -> FileFacts {
             var facts = FileFacts(isRegularFile: isRegularFile, bytes: bytes, imageError: imageError)
             if isRegularFile {
-                facts.sha256 = withUnsafeBytes(of: (digest.0.bigEndian, digest.1.bigEndian, digest.2.bigEndian, digest.3.bigEndian)) {
-                    SHA256.hexString($0.bindMemory(to: UInt8.self))
-                }
+                facts.sha256 = digest.hex
             }
             if hasImage { facts.image = ImageInfo(format: format, width: Int(width), height: Int(height)) }
             return facts

@@ -11,14 +11,7 @@ enum SHA256 {
 
     /// The lowercase hex SHA-256 of `data`.
     static func hex(_ data: Data) -> String {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { digest in
-            var length: UInt32 = 0
-            let ok = data.withUnsafeBytes { raw in
-                EVP_Digest(raw.baseAddress, raw.count, digest.baseAddress, &length, algorithm, nil)
-            }
-            precondition(ok == 1 && length == 32, "libcrypto EVP_Digest failed")
-            return hexString(UnsafeBufferPointer(digest))
-        }
+        SHA256Digest.of(data).hex
     }
 
     /// The 32 bytes of the SHA-256 of `bytes`.
@@ -38,21 +31,6 @@ enum SHA256 {
         guard let fetched = EVP_MD_fetch(nil, "SHA256", nil) else { preconditionFailure("libcrypto has no SHA-256") }
         return fetched
     }()
-
-    /// Lowercase hex, written straight into the string's storage.
-    static func hexString(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-        String(unsafeUninitializedCapacity: bytes.count * 2) { out in
-            for (i, byte) in bytes.enumerated() {
-                out[2 * i] = hexDigit(byte >> 4)
-                out[2 * i + 1] = hexDigit(byte & 0x0f)
-            }
-            return bytes.count * 2
-        }
-    }
-
-    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
-        nibble < 10 ? 0x30 + nibble : 0x57 + nibble  // "0"..."9", "a"..."f"
-    }
 }
 
 extension UInt8 {
