@@ -28,7 +28,6 @@ final class FetchLoop: Sendable {
         var lanes: HostLanes
         /// Operations made and not finished.
         var outstanding = 0
-        var cancelled = false
         var finished = false
         var writer: RecordWriter
         /// One entry per delivery not yet journaled, in order of delivery.
@@ -94,7 +93,6 @@ final class FetchLoop: Sendable {
     func cancel() {
         stopping.store(true, ordering: .releasing)
         submit { loop, state in
-            state.cancelled = true
             loop.operations.cancelAllOperations()
             loop.finishIfIdle(&state)
         }
@@ -172,7 +170,7 @@ final class FetchLoop: Sendable {
     private func feed(_ state: inout State) {
         var batch: [FetchOperation] = []
         let jobCount = state.plan.jobCount
-        while !state.cancelled, state.outstanding < concurrency + 2 {
+        while !isStopping, state.outstanding < concurrency + 2 {
             let remaining = jobCount - state.next + state.lanes.buffered
             guard remaining > 0 else { break }
             let size = min(32, max(1, remaining / (4 * concurrency)))
@@ -186,7 +184,7 @@ final class FetchLoop: Sendable {
             state.outstanding += 1
         }
         if !batch.isEmpty { operations.addOperations(batch, waitUntilFinished: false) }
-        if (state.next >= jobCount && state.lanes.buffered == 0) || state.cancelled { finishIfIdle(&state) }
+        if (state.next >= jobCount && state.lanes.buffered == 0) || isStopping { finishIfIdle(&state) }
     }
 
     private func finishIfIdle(_ state: inout State) {
