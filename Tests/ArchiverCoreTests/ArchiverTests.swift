@@ -189,7 +189,8 @@ final class ArchiverTests: XCTestCase {
         XCTAssertEqual(server.count("/600/000404"), 1)
     }
 
-    /// The plan's quick check may only accept what the full parse accepts.
+    /// The plan's quick check may only accept what the full parse accepts, and the address it
+    /// lets through as written is the one the parse would give.
     func testTheQuickURLCheckNeverAcceptsWhatTheFullParseRejects() {
         func simple(_ text: String) -> Bool {
             var text = text
@@ -198,6 +199,7 @@ final class ArchiverTests: XCTestCase {
         for url in ["https://via.placeholder.com/600/92c952", "http://127.0.0.1:8080/600/92c952?n=1", "HTTP://H/x", "http://h", "http://h?q=1&r=2"] {
             XCTAssertTrue(simple(url), url)
             XCTAssertNotNil(Plan.httpURL(url), url)
+            XCTAssertEqual(Plan.address(of: url), Plan.httpURL(url)?.absoluteString, url)
         }
         for url in ["http://h:/x", "http://:80/x", "http:///x", "http://u@h/x", "http://h/%41", "http://h/x#f", "http://[::1]/x",
                     "http://h:123456/x", "ftp://h/x", "https//h/x", "http://h/é", "http://h/a b", "httpss://h/x", "http://h\\x/y"] {
@@ -214,6 +216,8 @@ final class ArchiverTests: XCTestCase {
             if simple(url) {
                 accepted += 1
                 XCTAssertNotNil(Plan.httpURL(url), "quick check accepted \(url)")
+                // The job's address is the text as written: it must be what the URL would give.
+                XCTAssertEqual(Plan.address(of: url), Plan.httpURL(url)?.absoluteString, url)
             }
         }
         XCTAssertGreaterThan(accepted, 100, "the random URLs exercised the yes side")

@@ -80,7 +80,7 @@ final class HostSchedulingTests: XCTestCase {
     func testLanesServeHostsInPlanOrderAndRespectThePerHostLimit() {
         var lanes = HostLanes(perHost: 2, readAheadLimit: 100)
         func job(_ host: String, _ n: Int) -> FetchJob {
-            FetchJob(source: URL(string: "http://\(host)/\(n)")!, targets: [.init(id: RecordID(n), position: Int32(n), url: "u\(n)")])
+            FetchJob(address: "http://\(host)/\(n)", targets: [.init(id: RecordID(n), position: Int32(n), url: "u\(n)")])
         }
         // Plan order: a0 a1 b2 a3 b4 b5
         for (n, host) in ["a", "a", "b", "a", "b", "b"].enumerated() { lanes.add(job(host, n), index: n) }

@@ -62,9 +62,9 @@ public final class CurlFetcher: Fetching, @unchecked Sendable {
     }
 
     public func fetch(
-        _ url: URL, ifChanged: Validators?, completion: @escaping @Sendable (FetchOutcome) -> Void
+        _ url: String, ifChanged: Validators?, completion: @escaping @Sendable (FetchOutcome) -> Void
     ) -> any FetchTask {
-        let address = URLPasswords.redacted(url.absoluteString)
+        let address = URLPasswords.redacted(url)
         let target = passwords?.restoring(address) ?? address
         let pending = PendingFetch(url: address, limits: limits, conditional: !(ifChanged?.isEmpty ?? true), completion: completion)
         let context = Unmanaged.passRetained(pending).toOpaque()

@@ -80,7 +80,7 @@ struct Manifest: Sendable, Codable, Equatable {
     /// otherwise pending.
     static func item(for record: CatalogRecord, field: ImageField, mirrors: MirrorMap, outcome: ItemRecord?) -> Item {
         let url = record.url(for: field)
-        let outcome = outcome.flatMap { $0.url.utf8.elementsEqual(url.utf8) ? $0 : nil }
+        let outcome = outcome.flatMap { $0.url.hasSameBytes(as: url) ? $0 : nil }
         var item = Item(
             id: record.id, albumId: record.albumId, title: record.title, url: url,
             source: outcome?.source ?? mirrors.resolve(url), status: outcome?.status ?? .pending,

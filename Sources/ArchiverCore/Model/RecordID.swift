@@ -90,7 +90,7 @@ public struct RecordID: Sendable, Hashable, Comparable, CustomStringConvertible,
     public static func == (a: RecordID, b: RecordID) -> Bool {
         switch (a.value, b.value) {
         case (.integer(let x), .integer(let y)): x == y
-        case (.string(let x), .string(let y)): x.utf8.elementsEqual(y.utf8)
+        case (.string(let x), .string(let y)): x.hasSameBytes(as: y)
         default: false
         }
     }

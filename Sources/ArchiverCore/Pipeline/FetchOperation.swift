@@ -131,7 +131,7 @@ final class FetchOperation: Operation, @unchecked Sendable {
         let job = jobs[index]
         // The completion runs on the fetcher's transfer thread: it hands the body back to the loop
         // and starts the next URL's request there.
-        let task = stages.fetcher.fetch(job.source, ifChanged: job.ifChanged) { [self] outcome in
+        let task = stages.fetcher.fetch(job.address, ifChanged: job.ifChanged) { [self] outcome in
             watchHost(of: job, after: outcome)
             var hostDown: ItemError?
             if case .failed = outcome, let reason = stages.hosts.down(job.host) {

@@ -249,7 +249,7 @@ final class Ledger: Sendable {
         case .none:
             return nil
         case .kept, .revalidating:
-            return previous.record(for: record.id).flatMap { $0.url.utf8.elementsEqual(url.utf8) ? $0 : nil }
+            return previous.record(for: record.id).flatMap { $0.url.hasSameBytes(as: url) ? $0 : nil }
         case .done, .failed:
             return ItemRecord(
                 id: record.id, url: url, source: source ?? mirrors.resolve(url),

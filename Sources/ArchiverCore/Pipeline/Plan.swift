@@ -41,11 +41,10 @@ struct FetchJob: Sendable {
         }
     }
 
-    var source: URL
     var targets: [Target]
-    /// `source` as text, made once here rather than for every record on the writer.
+    /// The URL fetched (after `--mirror`): an absolute http(s) URL, as `URL.absoluteString` has it.
     let address: String
-    /// The scheme, host and port of `source` (`HostLanes.host(of:)`): its lane and its entry in
+    /// The scheme, host and port of `address` (`HostLanes.host(of:)`): its lane and its entry in
     /// the host watch, made once per job rather than at every step that asks.
     let host: String
     /// What to ask the server with (a conditional request): the validators every target was
@@ -53,10 +52,9 @@ struct FetchJob: Sendable {
     /// target without its file).
     let ifChanged: Validators?
 
-    init(source: URL, targets: [Target]) {
-        self.source = source
+    init(address: String, targets: [Target]) {
+        self.address = address
         self.targets = targets
-        address = source.absoluteString
         host = HostLanes.host(of: address)
         let validators = targets.first?.previous?.validators
         ifChanged = validators.flatMap { validators in
@@ -132,7 +130,7 @@ struct Plan: Sendable {
             let record = records.record(position, fields: .image(field))
             let url = record.url(for: field)
             if !journal.isEmpty, let previous = journal.record(for: record.id) {
-                let sameURL = previous.url.utf8.elementsEqual(url.utf8)
+                let sameURL = previous.url.hasSameBytes(as: url)
                 if !sameURL, previous.status == .done {
                     invalidated.append(ItemRecord(id: record.id, url: previous.url, source: previous.source, status: .pending))
                 }
@@ -164,7 +162,7 @@ struct Plan: Sendable {
             let hash = source.hashValue
             var shared: Int32?
             if let job = byHash[hash] {
-                if mirrors.resolve(earlier.record(Int(jobs[Int(job)]), fields: .image(field)).url(for: field)).utf8.elementsEqual(source.utf8) {
+                if mirrors.resolve(earlier.record(Int(jobs[Int(job)]), fields: .image(field)).url(for: field)).hasSameBytes(as: source) {
                     shared = job
                 } else {
                     shared = collided[Array(source.utf8)]
@@ -200,7 +198,7 @@ struct Plan: Sendable {
                     id: record.id, position: position, url: record.url(for: field), previous: revalidated(Int(position), id: record.id),
                     expectedSHA256: record.sha256))
         }
-        return Self.httpURL(mirrors.resolve(url)).map { FetchJob(source: $0, targets: targets) }
+        return Self.address(of: mirrors.resolve(url)).map { FetchJob(address: $0, targets: targets) }
     }
 
     /// The journaled done outcome of the record at `position`, if it is being revalidated.
@@ -311,6 +309,13 @@ struct Plan: Sendable {
             index += 1
         }
         return true
+    }
+
+    /// `text` as `httpURL(text)?.absoluteString` gives it, without parsing a simple URL (which
+    /// that leaves as it is).
+    static func address(of text: String) -> String? {
+        var text = text
+        return text.withUTF8(isSimpleHTTPURL) ? text : httpURL(text)?.absoluteString
     }
 
     /// The URL if it is an absolute http(s) URL with a host; the archiver never reads local files.

@@ -68,7 +68,7 @@ struct ShardDigest {
                 let middle = (low + high) / 2
                 if entries[middle].name.utf8.lexicographicallyPrecedes(name.utf8) { low = middle + 1 } else { high = middle }
             }
-            return low < entries.count && entries[low].name.utf8.elementsEqual(name.utf8) ? low : nil
+            return low < entries.count && entries[low].name.hasSameBytes(as: name) ? low : nil
         }
     }
 
