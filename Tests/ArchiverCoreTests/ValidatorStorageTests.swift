@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import XCTest
 
 @testable import ArchiverCore
@@ -33,6 +36,24 @@ final class ValidatorStorageTests: XCTestCase {
             "Sun Nov  6 08:49:37 1994", "", "Tue, 01 Dec 2026 02:24:08 GMT ",
         ] {
             XCTAssertNil(HTTPDate.seconds(kept), kept)
+        }
+    }
+
+    /// The calendar arithmetic agrees with libc's `gmtime_r` and `timegm` from 1970 to 9999.
+    func testHTTPDatesAgreeWithLibcOverTheirWholeRange() {
+        var generator = SeededGenerator()
+        let last: Int64 = 253_402_300_799  // Fri, 31 Dec 9999 23:59:59 GMT
+        var samples: [Int64] = [0, 86399, 86400, 951_782_400, 951_868_800, 4_107_542_400, last]  // 2000-02-29, 2000-03-01, 2100-03-01
+        for _ in 0..<20_000 { samples.append(Int64.random(in: 0...last, using: &generator)) }
+        for seconds in samples {
+            var time = time_t(seconds)
+            var parts = tm()
+            gmtime_r(&time, &parts)
+            var buffer = [CChar](repeating: 0, count: 64)
+            let count = strftime(&buffer, buffer.count, "%a, %d %b %Y %H:%M:%S GMT", &parts)
+            let expected = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            XCTAssertEqual(HTTPDate.text(seconds), expected)
+            XCTAssertEqual(HTTPDate.seconds(expected), seconds, expected)
         }
     }
 
