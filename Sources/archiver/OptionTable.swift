@@ -102,7 +102,7 @@ struct CommandSpec<Options>: Sendable {
             lines += ["", "options:"]
             for option in options {
                 let defaulted = ["none", "off"].contains(option.defaultText) ? "" : " (default \(option.defaultText))"
-                let usage = option.usage.padding(toLength: width, withPad: " ", startingAt: 0)
+                let usage = option.usage + String(repeating: " ", count: max(0, width - option.usage.count))
                 lines.append("  \(usage)\(option.help)\(defaulted)")
             }
         }

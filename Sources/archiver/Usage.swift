@@ -18,15 +18,23 @@ let usage = """
 /// A command's reference (its help, man page section and completions) and its entry point.
 struct Command: Sendable {
     let reference: CommandReference
-    let help: String
+    /// Made only when asked for: every run would otherwise lay out every command's help first.
+    private let makeHelp: @Sendable () -> String
     let main: @Sendable ([String]) -> Int32
 
+    init(reference: CommandReference, help: @escaping @Sendable () -> String, main: @escaping @Sendable ([String]) -> Int32) {
+        self.reference = reference
+        makeHelp = help
+        self.main = main
+    }
+
     var name: String { reference.name }
+    var help: String { makeHelp() }
 }
 
 extension CommandSpec {
     func command(_ main: @escaping @Sendable ([String]) -> Int32) -> Command {
-        Command(reference: reference, help: help, main: main)
+        Command(reference: reference, help: { help }, main: main)
     }
 }
 
