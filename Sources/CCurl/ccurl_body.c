@@ -46,9 +46,11 @@ static int append_spooled(struct transfer *t, const char *data, size_t length) {
     return 1;
 }
 
-int ccurl_reserve(struct transfer *t, size_t needed) {
+int ccurl_reserve(struct transfer *t, size_t needed, int exact) {
     if (needed <= t->capacity) return 1;
-    size_t capacity = t->capacity ? t->capacity * 2 : 16 * 1024;
+    /* A size the server announced is reserved as it is: an image is often 2 KiB, and 16 KiB a
+     * body, freed on another thread, kept the allocator consolidating. */
+    size_t capacity = exact ? (needed ? needed : 1) : t->capacity ? t->capacity * 2 : 16 * 1024;
     if (capacity < needed) capacity = needed;
     if (t->max_bytes > 0 && (int64_t)capacity > t->max_bytes) capacity = (size_t)t->max_bytes;
     if (capacity < needed) capacity = needed;
@@ -69,7 +71,7 @@ size_t ccurl_on_body(char *data, size_t size, size_t count, void *user) {
     }
     if (t->spool_fd < 0 && t->length + length > CCURL_SPOOL_THRESHOLD) spool(t);
     if (t->spool_fd >= 0) return append_spooled(t, data, length) ? length : 0;
-    if (!ccurl_reserve(t, t->length + length)) return 0;
+    if (!ccurl_reserve(t, t->length + length, 0)) return 0;
     memcpy(t->body + t->length, data, length);
     t->length += length;
     return length;

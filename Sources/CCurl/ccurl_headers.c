@@ -58,7 +58,7 @@ size_t ccurl_on_header(char *line, size_t size, size_t count, void *user) {
                 /* Room for the whole body at once, unless it is going to the spool. */
                 if (t->status >= 200 && t->status < 300 && (t->max_bytes <= 0 || parsed <= t->max_bytes)
                     && t->spool_fd < 0 && (parsed <= CCURL_SPOOL_THRESHOLD || !t->pool->client->spool_directory)) {
-                    ccurl_reserve(t, (size_t)parsed);
+                    ccurl_reserve(t, (size_t)parsed, 1);
                 }
             }
         }

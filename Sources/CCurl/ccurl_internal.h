@@ -176,8 +176,9 @@ CCURL_HIDDEN void ccurl_free_common(ccurl_client *c);
 /* ccurl_headers.c: libcurl's CURLOPT_HEADERFUNCTION. */
 CCURL_HIDDEN size_t ccurl_on_header(char *line, size_t size, size_t count, void *user);
 
-/* ccurl_body.c: libcurl's CURLOPT_WRITEFUNCTION, and room for `needed` bytes of body. */
+/* ccurl_body.c: libcurl's CURLOPT_WRITEFUNCTION, and room for `needed` bytes of body (`exact`: a size the
+ * server announced, reserved as it is; otherwise the room grows by doubling). */
 CCURL_HIDDEN size_t ccurl_on_body(char *data, size_t size, size_t count, void *user);
-CCURL_HIDDEN int ccurl_reserve(struct transfer *t, size_t needed);
+CCURL_HIDDEN int ccurl_reserve(struct transfer *t, size_t needed, int exact);
 
 #endif
