@@ -192,7 +192,7 @@ final class HostileBundleTests: XCTestCase {
         }
         writer.start()
         XCTAssertThrowsError(try CatalogLoader.standardInput(kept: kept, options: CatalogOptions(), input: FileDescriptor(rawValue: fds[0]), limit: 1 << 20)) { error in
-            XCTAssertEqual("\(error)", "cannot read catalog -: over 1 MiB, the most standard input may hold")
+            XCTAssertEqual("\(error)", "cannot read catalog -: over 1 MiB, the most a stream (standard input, a pipe, a device) may hold")
         }
         close(fds[0])
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: kept.deletingLastPathComponent().path), [])
@@ -200,6 +200,42 @@ final class HostileBundleTests: XCTestCase {
 
     /// Writes `chunk` to `fd` over and over until `total` bytes are in or a write fails (the
     /// reader is gone); returns how many bytes went in.
+    /// A pipe or device named as the catalog's path is parsed as it is copied: an endless one
+    /// stops at the limit (it used to be copied to the temporary directory until the disk was
+    /// full), bad text fails at once, and a good one loads.
+    func testAPipeOrDeviceGivenAsThePathIsParsedAsItIsCopiedUpToTheLimit() throws {
+        signal(SIGPIPE, SIG_IGN)
+        XCTAssertThrowsError(try Catalog(source: "/dev/zero", path: "/dev/zero")) { error in
+            guard case .malformed = error as? CatalogError else { return XCTFail("\(error)") }
+        }
+        func pipeCatalog(limit: Int64, writing text: @escaping @Sendable (Int32) -> Void) throws -> Catalog {
+            var fds: [Int32] = [0, 0]
+            XCTAssertEqual(pipe(&fds), 0)
+            let writeEnd = fds[1]
+            let writer = Thread {
+                text(writeEnd)
+                close(writeEnd)
+            }
+            writer.start()
+            defer { close(fds[0]) }
+            return try Catalog(source: "p", path: "/dev/fd/\(fds[0])", streamLimit: limit)
+        }
+        XCTAssertThrowsError(
+            try pipeCatalog(limit: 1 << 20) { fd in
+                let rows = (1...1000).map { "\($0),https://example.com/\($0).png\n" }.joined()
+                _ = Self.write(fd, Data(("id,url\n" + rows).utf8), upTo: rows.utf8.count + 7)
+                _ = Self.write(fd, Data(String(repeating: "9,https://example.com/9.png\n", count: 4096).utf8), upTo: 64 << 20)
+            }
+        ) { error in
+            XCTAssertEqual("\(error)", "cannot read catalog p: over 1 MiB, the most a stream (standard input, a pipe, a device) may hold")
+        }
+        let catalog = try pipeCatalog(limit: 1 << 20) { fd in
+            let text = #"[{"id": 1, "url": "https://h/1"}, {"id": 2, "url": "https://h/2"}, {"id": 3, "url": "https://h/3"}]"#
+            _ = Self.write(fd, Data(text.utf8), upTo: text.utf8.count)
+        }
+        XCTAssertEqual(catalog.records.map(\.url), ["https://h/1", "https://h/2", "https://h/3"])
+    }
+
     static func write(_ fd: Int32, _ chunk: Data, upTo total: Int) -> Int {
         var written = 0
         while written < total {

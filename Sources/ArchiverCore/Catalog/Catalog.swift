@@ -27,10 +27,15 @@ public struct Catalog: Sendable {
 
     /// Reads the catalog file at `path` a window at a time; it stays open, and records are read
     /// back from it when needed, so the file must not be edited in place during a run. What is
-    /// not a regular file (a pipe, `/dev/stdin`) is first copied to an unnamed temporary file.
-    init(source: String, path: String, options: CatalogOptions = CatalogOptions()) throws(CatalogError) {
-        var descriptor: FileDescriptor
-        var info: stat
+    /// not a regular file (a pipe, `/dev/stdin`, a device) is parsed as it is copied to an
+    /// unnamed temporary file, under `streamLimit` bytes: bad text fails at once, and an endless
+    /// stream (`/dev/zero`) stops there instead of filling the disk.
+    init(
+        source: String, path: String, options: CatalogOptions = CatalogOptions(),
+        streamLimit: Int64 = CatalogLoader.maxStandardInputBytes
+    ) throws(CatalogError) {
+        let descriptor: FileDescriptor
+        let info: stat
         do throws(Errno) {
             descriptor = try FileDescriptor.open(path, O_RDONLY)
             do { info = try descriptor.status() } catch { descriptor.close(); throw error }
@@ -42,13 +47,20 @@ public struct Catalog: Sendable {
             throw .unreadable(source: source, reason: "it is a directory")
         }
         if (info.st_mode & S_IFMT) != S_IFREG {
-            let copy = Result { () throws(Errno) in try Self.spool(descriptor) }
-            descriptor.close()
-            switch copy {
-            case .success(let copy): descriptor = copy
-            case .failure(let error): throw .unreadable(source: source, reason: "cannot copy it to a temporary file: \(error)")
+            defer { descriptor.close() }
+            let spool: FileDescriptor
+            do {
+                spool = try Self.temporaryFile()
+            } catch {
+                throw .unreadable(source: source, reason: "cannot copy it to a temporary file: \(error)")
             }
-            info = (try? descriptor.status()) ?? info
+            do {
+                try self.init(source: source, streaming: descriptor, spool: spool, copied: 0, limit: streamLimit, options: options)
+            } catch {
+                spool.close()
+                throw error
+            }
+            return
         }
         var scanner = CatalogScanner(options: options) { [descriptor] (into, offset) throws(Errno) in
             try descriptor.read(into: into, at: Int64(offset))
@@ -94,7 +106,7 @@ public struct Catalog: Sendable {
         do {
             scanned = try scanner.scan()
         } catch {
-            if overLimit { throw .unreadable(source: source, reason: "over \(limit >> 20) MiB, the most standard input may hold") }
+            if overLimit { throw .unreadable(source: source, reason: "over \(limit >> 20) MiB, the most a stream (standard input, a pipe, a device) may hold") }
             throw error.unreadable
                 ? .unreadable(source: source, reason: error.detail) : .malformed(source: source, detail: error.detail)
         }
@@ -114,22 +126,10 @@ public struct Catalog: Sendable {
         }
     }
 
-    /// Copies a pipe or other stream to an unnamed temporary file (records are read back by
-    /// offset), returning its descriptor.
-    static func spool(_ input: FileDescriptor) throws(Errno) -> FileDescriptor {
+    /// An unnamed temporary file open for reading and writing, in `$TMPDIR` (or /tmp).
+    static func temporaryFile() throws(Errno) -> FileDescriptor {
         let directory = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        let file = try FileDescriptor.open(directory, csystem_o_tmpfile | O_RDWR, mode: 0o600)
-        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
-        defer { chunk.deallocate() }
-        do {
-            while case let n = try input.read(into: chunk), n > 0 {
-                try file.write(all: UnsafeRawBufferPointer(rebasing: chunk[..<n]))
-            }
-        } catch {
-            file.close()
-            throw error
-        }
-        return file
+        return try FileDescriptor.open(directory, csystem_o_tmpfile | O_RDWR, mode: 0o600)
     }
 
     /// Whether the catalog file changed since it was loaded (its records may no longer read back).
