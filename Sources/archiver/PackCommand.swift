@@ -37,6 +37,12 @@ enum PackCommand {
                 let shown = result.leftOut.prefix(3).joined(separator: ", ") + (result.leftOut.count > 3 ? ", ..." : "")
                 printError("archiver: left out \(result.leftOut.count) file\(result.leftOut.count == 1 ? "" : "s") of images/ that the manifest does not list for a done item (\(shown))")
             }
+            let notPacked = result.notPacked
+            if notPacked.count > 0 {
+                let shown = notPacked.first.joined(separator: ", ") + (notPacked.count > notPacked.first.count ? ", ..." : "")
+                let what = notPacked.count == 1 ? "1 done item's image is" : "\(notPacked.count) done items' images are"
+                printError("archiver: \(what) missing or not a regular file, so not in the tarball (\(shown)); 'archiver verify' of it will name \(notPacked.count == 1 ? "it" : "them")")
+            }
             return 0
         } catch {
             return fail(error.description)

@@ -96,4 +96,29 @@ final class CommandMessageTests: XCTestCase {
         XCTAssertEqual(verify.status, 0, verify.stdout)
         XCTAssertEqual(try ArchiverRun.run(["verify", fixture.root.path]).status, 1, "the directory itself still has strays")
     }
+
+    /// A done item's image that is a FIFO (never opened, so nothing hangs) or is gone is not in
+    /// the tarball, and pack says so on stderr (it was left out silently); verify of the
+    /// tarball names it.
+    func testPackNamesADoneImageThatIsAFIFOOrMissing() throws {
+        let fixture = try BundleFixture.make(count: 4)
+        defer { fixture.remove() }
+        let tarball = fixture.root.path + ".tar.gz"
+        defer { try? FileManager.default.removeItem(atPath: tarball) }
+        let third = fixture.layout.images.appendingPathComponent("3.png").path
+        try FileManager.default.removeItem(atPath: third)
+        XCTAssertEqual(mkfifo(third, 0o644), 0)
+        try FileManager.default.removeItem(at: fixture.image(4))
+        let pack = try ArchiverRun.run(["pack", fixture.root.path, "--output", tarball])
+        XCTAssertEqual(pack.status, 0, pack.stderr)
+        XCTAssertTrue(pack.stdout.contains("(2 images)"), pack.stdout)
+        XCTAssertEqual(
+            pack.stderr,
+            "archiver: 2 done items' images are missing or not a regular file, so not in the tarball "
+                + "(images/3.png, images/4.png); 'archiver verify' of it will name them\n")
+        let verify = try ArchiverRun.run(["verify", tarball])
+        XCTAssertEqual(verify.status, 1, verify.stdout)
+        XCTAssertTrue(verify.stdout.contains("3: missing (images/3.png)"), verify.stdout)
+        XCTAssertTrue(verify.stdout.contains("4: missing (images/4.png)"), verify.stdout)
+    }
 }

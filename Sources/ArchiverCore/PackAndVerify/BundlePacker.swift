@@ -3,7 +3,9 @@ import Foundation
 /// Packs a bundle directory into a reproducible `.tar.gz`: `manifest.json`, `index.html` when
 /// present, the gallery's pages, and the regular files of `images/` that the manifest lists for
 /// a done item, sorted by path; never `.archiver/`, dot files, or files the manifest does not list
-/// (which `verify` would report as unexpected): those are left out and named in the result.
+/// (which `verify` would report as unexpected): those are left out and named in the result. A
+/// done item's image that is missing or not a regular file (a FIFO, a link: never opened) is not
+/// in the tarball either, and is named in the result too: `verify` of the tarball reports it.
 ///
 /// Same content and same `modificationTime` give byte-identical tarballs, so the tarball's
 /// sha256 can be published and checked.
@@ -25,6 +27,14 @@ public struct BundlePacker: Sendable {
         public var sha256: String
         /// Files in `images/` the manifest does not list for a done item, not packed.
         public var leftOut: [String] = []
+        /// Done items' images that are missing or not regular files, so not in the tarball.
+        public var notPacked = NotPacked()
+    }
+
+    /// How many done items' images could not be packed, and the first few (by path).
+    public struct NotPacked: Sendable, Equatable {
+        public var count = 0
+        public var first: [String] = []
     }
 
     /// The paths the tarball of `directory` holds, in order (directories end in `/`).
@@ -33,7 +43,7 @@ public struct BundlePacker: Sendable {
     }
 
     /// The paths to pack, and the files of `images/` left out because no done item lists them.
-    private func plan(_ directory: URL) throws(BundleError) -> (paths: [String], leftOut: [String]) {
+    private func plan(_ directory: URL) throws(BundleError) -> (paths: [String], leftOut: [String], notPacked: NotPacked) {
         let layout = BundleLayout(root: directory)
         var listed = Set<String>()
         var items = 0, failed = 0
@@ -48,6 +58,7 @@ public struct BundlePacker: Sendable {
             paths.append(BundleLayout.galleryPath)
         }
         let names = try layout.imageNames()
+        var packed = 0
         if case .directory = BundleLayout.fileKind(atPath: layout.images.path) {
             paths.append(BundleLayout.imagesPath + "/")
             for name in names {
@@ -58,17 +69,28 @@ public struct BundlePacker: Sendable {
                 }
                 if case .regular = BundleLayout.fileKind(atPath: layout.images.appendingPathComponent(name).path) {
                     paths.append(path)
+                    packed += 1
                 }
             }
         }
+        var notPacked = 0, firstNotPacked: [String] = []
+        if packed < listed.count {
+            let present = Set(paths)
+            for path in listed where !present.contains(path) {
+                notPacked += 1
+                firstNotPacked.append(path)
+            }
+            firstNotPacked.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            firstNotPacked = Array(firstNotPacked.prefix(3))
+        }
         paths += try layout.pagePaths(items: items, failed: failed)
-        return (paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }, leftOut)
+        return (paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }, leftOut, NotPacked(count: notPacked, first: firstNotPacked))
     }
 
     /// Writes the tarball of `directory` to `output` through a temporary file and a rename.
     @discardableResult
     public func pack(_ directory: URL, to output: URL) throws(BundleError) -> Result {
-        let (paths, leftOut) = try plan(directory)
+        let (paths, leftOut, notPacked) = try plan(directory)
         // What a killed pack of the same output left.
         let partial = ".\(output.lastPathComponent).partial-"
         Leftovers.remove(in: output.deletingLastPathComponent().path, prefix: partial, directories: false, legacy: true)
@@ -101,7 +123,7 @@ public struct BundlePacker: Sendable {
             return Result(
                 output: output, entries: paths.count,
                 images: paths.filter { $0.hasPrefix("images/") && !$0.hasSuffix("/") }.count,
-                bytes: bytes, sha256: sha256, leftOut: leftOut)
+                bytes: bytes, sha256: sha256, leftOut: leftOut, notPacked: notPacked)
         } catch {
             unlink(temporary.path)
             throw error
