@@ -72,7 +72,7 @@ public struct BundleVerifier: Sendable {
         }
         guard let manifest else { throw .noManifest(tarball.path) }
         let prefix = BundleLayout.imagesPath + "/"
-        // The names in `images/` that done items list; a name with a `/` in it is never an entry there.
+        // The names in `images/` that done items list (one with a `/` is never matched: see below).
         var listed = NameTable()
         var items = 0, failed = 0
         rewind(manifest)
@@ -81,7 +81,7 @@ public struct BundleVerifier: Sendable {
             if item.status == .failed { failed += 1 }
             guard item.status == .done else { return }
             let path = item.path ?? KeyedStore.relativePath(for: item.id, format: item.format ?? .png) ?? "images/"
-            if path.hasPrefix(prefix), !path.dropFirst(prefix.count).contains("/") { listed.append(path.dropFirst(prefix.count)) }
+            if path.hasPrefix(prefix) { listed.append(path.dropFirst(prefix.count)) }
         }
         listed.sort()
         let pages = BundleLayout.galleryPagePaths(items: items, failed: failed)
