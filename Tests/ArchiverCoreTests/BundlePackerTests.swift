@@ -120,4 +120,41 @@ final class BundlePackerTests: XCTestCase {
         }
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: outputDirectory.path), [])
     }
+
+    /// Pack walks the manifest's names and those of `images/` side by side in byte order: ids
+    /// whose byte order is not their order (2, 10, 100), string ids (one named by its hash),
+    /// files no item lists, a FIFO where a done image should be (never opened), and one gone.
+    func testPackWalksNamesInByteOrderNamingStraysAndTheImagesItCannotPack() throws {
+        let hashed = RecordID(String(repeating: "\u{e9}", count: 90))
+        let ids: [RecordID] = [1, 2, 10, 9, 100, "\u{dc}n\u{ef}", hashed, "a", "007"]
+        let bundle = try BundleFixture.make(ids: ids)
+        defer { bundle.remove() }
+        try FileManager.default.removeItem(at: bundle.image(10))
+        XCTAssertEqual(mkfifo(bundle.image(10).path, 0o644), 0)
+        try FileManager.default.removeItem(at: bundle.image(2))
+        for stray in ["zz.png", "0.png", "11.png"] {
+            try Data("x".utf8).write(to: bundle.layout.images.appendingPathComponent(stray))
+        }
+        let result = try BundlePacker().pack(bundle.root, to: output("s.tar.gz"))
+        XCTAssertEqual(result.leftOut, ["images/0.png", "images/11.png", "images/zz.png"])
+        XCTAssertEqual(result.notPacked, .init(count: 2, first: ["images/10.png", "images/2.png"]))
+        XCTAssertEqual(result.images, 7)
+        let byBytes = { (a: String, b: String) in a.utf8.lexicographicallyPrecedes(b.utf8) }
+        let packed = ids.filter { $0 != 2 && $0 != 10 }.map { "images/" + KeyedStore.fileName(for: $0, format: .png)! }
+        XCTAssertTrue(packed[4].contains("~"), "the long id's file is named by its hash: \(packed[4])")
+        let entries = try entries(of: output("s.tar.gz")).map(\.path)
+        XCTAssertEqual(entries.filter { $0.hasPrefix("images/") }, ["images/"] + packed.sorted(by: byBytes))
+        XCTAssertEqual(entries, entries.sorted(by: byBytes))
+        XCTAssertEqual(result.entries, entries.count)
+        XCTAssertEqual(try BundlePacker().entries(of: bundle.root), entries)
+    }
+
+    /// Without `images/`, every done item's image is named as not packed, the first three by bytes.
+    func testPackWithoutAnImagesDirectoryNamesEveryDoneImageAsNotPacked() throws {
+        try FileManager.default.removeItem(at: fixture.layout.images)
+        let result = try BundlePacker().pack(fixture.root, to: output("a.tar.gz"))
+        XCTAssertEqual(result.notPacked, .init(count: 18, first: ["images/1.png", "images/10.png", "images/11.png"]))
+        XCTAssertEqual(result.images, 0)
+        XCTAssertFalse(try entries(of: output("a.tar.gz")).contains { $0.path.hasPrefix("images") })
+    }
 }

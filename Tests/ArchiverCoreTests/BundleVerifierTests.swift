@@ -140,4 +140,51 @@ final class BundleVerifierTests: XCTestCase {
         XCTAssertEqual(object["ok"] as? Bool, false)
         XCTAssertEqual(try JSONDecoder().decode(VerificationReport.self, from: data), report)
     }
+
+    /// Verify of a directory, of its pack and of a tarball in id order (not byte order) matches
+    /// names the same way: ids whose byte order is not their order, string ids (one named by its
+    /// hash), a FIFO and a missing file among the done images, and files no item lists.
+    func testVerifyMatchesNamesInAnyOrderWithStringIDsStraysAFIFOAndAMissingImage() throws {
+        let ids: [RecordID] = [1, 2, 10, 9, 100, "\u{dc}n\u{ef}", RecordID(String(repeating: "\u{e9}", count: 90)), "a", "007"]
+        let bundle = try BundleFixture.make(ids: ids, failed: [9])
+        defer { bundle.remove() }
+        let sound = try BundleVerifier().verify(bundle.root)
+        XCTAssertEqual(sound.problems, [])
+        XCTAssertEqual(sound.verified, 8)
+
+        // By hand, in the manifest's order, with files no item lists among them.
+        let writer = try TarballWriter(path: tarball.path, modificationTime: 0)
+        try writer.addFile("images/11.png", data: Data("x".utf8))
+        for id in ids where id != 9 && id != 10 {
+            let name = KeyedStore.fileName(for: id, format: .png)!
+            try writer.addFile("images/" + name, data: Data(contentsOf: bundle.layout.images.appendingPathComponent(name)))
+        }
+        try writer.addFile("images/0.png", data: Data("x".utf8))
+        try writer.addFile("manifest.json", data: Data(contentsOf: bundle.layout.manifest))
+        try writer.close()
+        let unordered = try BundleVerifier().verify(tarball)
+        XCTAssertEqual(unordered.problems.map(\.message), [
+            "10: missing (images/10.png)", "unexpected file images/0.png", "unexpected file images/11.png",
+        ])
+        XCTAssertEqual(unordered.verified, 7)
+
+        try FileManager.default.removeItem(at: bundle.image(10))
+        XCTAssertEqual(mkfifo(bundle.image(10).path, 0o644), 0)
+        try FileManager.default.removeItem(at: bundle.image(2))
+        for stray in ["zz.png", "0.png", "11.png"] {
+            try Data("x".utf8).write(to: bundle.layout.images.appendingPathComponent(stray))
+        }
+        let directory = try BundleVerifier().verify(bundle.root)
+        XCTAssertEqual(Set(directory.problems.filter { $0.kind != .unexpected }.map(\.message)), [
+            "2: missing (images/2.png)", "10: not a regular file (images/10.png)",
+        ])
+        XCTAssertEqual(directory.problems.filter { $0.kind == .unexpected }.map(\.path), ["images/0.png", "images/11.png", "images/zz.png"])
+        XCTAssertEqual(directory.verified, 6)
+
+        try BundlePacker().pack(bundle.root, to: tarball)
+        let packed = try BundleVerifier().verify(tarball)
+        XCTAssertEqual(Set(packed.problems.map(\.message)), ["2: missing (images/2.png)", "10: missing (images/10.png)"])
+        XCTAssertEqual(packed.verified, 6)
+    }
 }
+

@@ -50,11 +50,7 @@ extension BundleLayout {
     /// there is no `images/`. Anything but a real directory there (a link to one elsewhere) is
     /// refused: its files are not the bundle's.
     func imageNames() throws(BundleError) -> [String] {
-        switch Self.fileKind(atPath: images.path) {
-        case .missing: return []
-        case .directory: break
-        case let kind: throw .notADirectory(path: images.path, found: kind.noun)
-        }
+        guard try hasImagesDirectory() else { return [] }
         do {
             return try FileManager.default.contentsOfDirectory(atPath: images.path)
                 .filter(Self.isBundleFileName)
@@ -62,6 +58,47 @@ extension BundleLayout {
         } catch {
             throw .unreadableFile(path: images.path, reason: error.localizedDescription)
         }
+    }
+
+    /// `imageNames()` as a `NameTable`, read with `readdir`: a million names at about 18 bytes
+    /// each, where the `String`s cost several times that.
+    func imageNameTable() throws(BundleError) -> NameTable {
+        var names = NameTable()
+        guard try hasImagesDirectory() else { return names }
+        guard let directory = opendir(images.path) else { throw unreadableImages(errno) }
+        defer { closedir(directory) }
+        while true {
+            errno = 0
+            guard let entry = readdir(directory) else { break }
+            withUnsafeBytes(of: &entry.pointee.d_name) { field in
+                let name = UnsafeRawBufferPointer(rebasing: field[..<strlen(field.baseAddress!.assumingMemoryBound(to: CChar.self))])
+                // Only a name that starts with a dot can fail the check (`.`, `..`, dot files).
+                if name.first == UInt8(ascii: "."), !Self.isBundleFileName(String(decoding: name, as: UTF8.self)) { return }
+                names.append(name)
+            }
+        }
+        guard errno == 0 else { throw unreadableImages(errno) }
+        names.sort()
+        return names
+    }
+
+    /// Whether `images/` is there: false when it is missing; throws when it is not a directory.
+    private func hasImagesDirectory() throws(BundleError) -> Bool {
+        switch Self.fileKind(atPath: images.path) {
+        case .missing: return false
+        case .directory: return true
+        case let kind: throw .notADirectory(path: images.path, found: kind.noun)
+        }
+    }
+
+    /// The error for an `images/` that cannot be listed, worded as `imageNames()` words it.
+    private func unreadableImages(_ code: Int32) -> BundleError {
+        do {
+            _ = try FileManager.default.contentsOfDirectory(atPath: images.path)
+        } catch {
+            return .unreadableFile(path: images.path, reason: error.localizedDescription)
+        }
+        return .unreadableFile(path: images.path, reason: String(cString: strerror(code)))
     }
 
     /// Throws unless `root` is a directory holding a `manifest.json` file.

@@ -39,58 +39,109 @@ public struct BundlePacker: Sendable {
 
     /// The paths the tarball of `directory` holds, in order (directories end in `/`).
     func entries(of directory: URL) throws(BundleError) -> [String] {
-        try plan(directory).paths
+        var paths: [String] = []
+        try plan(directory).forEachPath { paths.append($0) }
+        return paths
     }
 
-    /// The paths to pack, and the files of `images/` left out because no done item lists them.
-    private func plan(_ directory: URL) throws(BundleError) -> (paths: [String], leftOut: [String], notPacked: NotPacked) {
+    /// What to pack: the paths other than images', and the names in `images/` to pack, both
+    /// sorted by bytes (a million image paths as `String`s cost pack 250 MiB at its peak).
+    private struct Plan {
+        var others: [String] = []
+        var names = NameTable()
+        /// Indices into `names` of the images to pack, in order.
+        var packed: [UInt32] = []
+        var leftOut: [String] = []
+        var notPacked = NotPacked()
+
+        /// Every path in the tarball's order: the images' follow `images/`, which no other path
+        /// but the directory itself starts with.
+        func forEachPath(_ body: (String) throws(BundleError) -> Void) throws(BundleError) {
+            let prefix = BundleLayout.imagesPath + "/"
+            var others = others[...]
+            while let path = others.first, !prefix.utf8.lexicographicallyPrecedes(path.utf8) {
+                try body(path)
+                others.removeFirst()
+            }
+            for index in packed { try body(prefix + names[Int(index)]) }
+            for path in others { try body(path) }
+        }
+    }
+
+    /// The paths to pack, the files of `images/` left out because no done item lists them, and
+    /// the done items' images that are not there to pack.
+    ///
+    /// The manifest's names in `images/` and the directory's are each sorted by bytes, then
+    /// walked side by side.
+    private func plan(_ directory: URL) throws(BundleError) -> Plan {
         let layout = BundleLayout(root: directory)
-        var listed = Set<String>()
+        let prefix = BundleLayout.imagesPath + "/"
+        // Listed paths other than a name in `images/` (`images/` itself, a path elsewhere).
+        var listedOthers = Set<String>()
+        var listed = NameTable()
         var items = 0, failed = 0
         try layout.readManifest { item in
             items += 1
             if item.status == .failed { failed += 1 }
-            if item.status == .done, let path = item.path ?? KeyedStore.relativePath(for: item.id, format: item.format ?? .png) { listed.insert(path) }
+            if item.status == .done, let path = item.path ?? KeyedStore.relativePath(for: item.id, format: item.format ?? .png) {
+                if path.hasPrefix(prefix), path.utf8.count > prefix.utf8.count {
+                    listed.append(path.dropFirst(prefix.count))
+                } else {
+                    listedOthers.insert(path)
+                }
+            }
         }
-        var paths = [BundleLayout.manifestPath]
-        var leftOut: [String] = []
+        listed.sort()
+        var plan = Plan(others: [BundleLayout.manifestPath])
         if case .regular = BundleLayout.fileKind(atPath: layout.gallery.path) {
-            paths.append(BundleLayout.galleryPath)
+            plan.others.append(BundleLayout.galleryPath)
         }
-        let names = try layout.imageNames()
-        var packed = 0
-        if case .directory = BundleLayout.fileKind(atPath: layout.images.path) {
-            paths.append(BundleLayout.imagesPath + "/")
-            for name in names {
-                let path = BundleLayout.imagesPath + "/" + name
-                guard listed.contains(path) else {
-                    leftOut.append(path)
+        plan.names = try layout.imageNameTable()
+        var notPacked: [String] = []
+        var notPackedCount = 0
+        func notPackedImage(_ index: Int) {
+            notPackedCount += 1
+            if notPacked.count < 3 { notPacked.append(prefix + listed[index]) }
+        }
+        var next = 0
+        if case .directory = BundleLayout.fileKind(atPath: layout.images.path), let images = OpenDirectory(path: layout.images.path) {
+            plan.others.append(prefix)
+            for index in 0..<plan.names.count {
+                while next < listed.count, listed.compare(next, with: index, of: plan.names) < 0 {
+                    notPackedImage(next)
+                    next += 1
+                }
+                guard next < listed.count, listed.compare(next, with: index, of: plan.names) == 0 else {
+                    plan.leftOut.append(prefix + plan.names[index])
                     continue
                 }
-                if case .regular = BundleLayout.fileKind(atPath: layout.images.appendingPathComponent(name).path) {
-                    paths.append(path)
-                    packed += 1
+                if images.kind(of: listed[next])?.isRegular == true {
+                    plan.packed.append(UInt32(index))
+                } else {
+                    notPackedImage(next)
                 }
+                next += 1
             }
         }
-        var notPacked = 0, firstNotPacked: [String] = []
-        if packed < listed.count {
-            let present = Set(paths)
-            for path in listed where !present.contains(path) {
-                notPacked += 1
-                firstNotPacked.append(path)
-            }
-            firstNotPacked.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            firstNotPacked = Array(firstNotPacked.prefix(3))
+        while next < listed.count {
+            notPackedImage(next)
+            next += 1
         }
-        paths += try layout.pagePaths(items: items, failed: failed)
-        return (paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }, leftOut, NotPacked(count: notPacked, first: firstNotPacked))
+        for path in listedOthers where !plan.others.contains(path) {
+            notPackedCount += 1
+            notPacked.append(path)
+        }
+        notPacked.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        plan.notPacked = NotPacked(count: notPackedCount, first: Array(notPacked.prefix(3)))
+        plan.others += try layout.pagePaths(items: items, failed: failed)
+        plan.others.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        return plan
     }
 
     /// Writes the tarball of `directory` to `output` through a temporary file and a rename.
     @discardableResult
     public func pack(_ directory: URL, to output: URL) throws(BundleError) -> Result {
-        let (paths, leftOut, notPacked) = try plan(directory)
+        let plan = try plan(directory)
         // What a killed pack of the same output left.
         let partial = ".\(output.lastPathComponent).partial-"
         Leftovers.remove(in: output.deletingLastPathComponent().path, prefix: partial, directories: false, legacy: true)
@@ -98,20 +149,20 @@ public struct BundlePacker: Sendable {
             partial + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         do throws(BundleError) {
             let writer = try TarballWriter(path: temporary.path, modificationTime: modificationTime)
-            for path in paths {
+            try plan.forEachPath { path throws(BundleError) in
                 if path.hasSuffix("/") {
                     try writer.addDirectory(path)
                 } else {
                     let file = directory.appendingPathComponent(path).path
                     let fd: FileDescriptor
-                    do {
+                    do throws(Errno) {
                         fd = try openInBundle(file, O_RDONLY)
                     } catch {
                         throw BundleError.unreadableFile(path: file, reason: FileSystemError(.open, path: file, errno: error).reason)
                     }
                     defer { fd.close() }
                     let info: stat
-                    do { info = try fd.status() } catch { throw BundleError.unreadableFile(path: file, reason: error.description) }
+                    do throws(Errno) { info = try fd.status() } catch { throw BundleError.unreadableFile(path: file, reason: error.description) }
                     try writer.addFile(path, size: Int64(info.st_size), from: fd)
                 }
             }
@@ -121,9 +172,8 @@ public struct BundlePacker: Sendable {
                 throw BundleError.cannotWrite(path: output.path, reason: errnoText())
             }
             return Result(
-                output: output, entries: paths.count,
-                images: paths.filter { $0.hasPrefix("images/") && !$0.hasSuffix("/") }.count,
-                bytes: bytes, sha256: sha256, leftOut: leftOut, notPacked: notPacked)
+                output: output, entries: plan.others.count + plan.packed.count, images: plan.packed.count,
+                bytes: bytes, sha256: sha256, leftOut: plan.leftOut, notPacked: plan.notPacked)
         } catch {
             unlink(temporary.path)
             throw error

@@ -37,18 +37,21 @@ public struct BundleVerifier: Sendable {
     func verifyDirectory(_ root: URL) throws(BundleError) -> VerificationReport {
         let layout = BundleLayout(root: root)
         try layout.requireManifest()
-        let names = try layout.imageNames()
+        let names = try layout.imageNameTable()
+        var listed = [Bool](repeating: false, count: names.count)
         let images = OpenDirectory(path: layout.images.path)
         var tally = VerificationTally(source: root.path)
+        let prefix = BundleLayout.imagesPath + "/"
         try layout.readManifest { item throws(BundleError) in
             guard let path = tally.count(item) else { return }
+            if path.hasPrefix(prefix), let index = names.index(of: path.dropFirst(prefix.count)) { listed[index] = true }
             var facts: FileFacts?
             if let images, let name = Self.imageName(path) {
                 facts = try FileFacts.read(name, in: images, limit: item.bytes, validator: validator)
             }
             tally.check(item, path: path, facts: facts)
         }
-        return tally.report(found: names.map { BundleLayout.imagesPath + "/" + $0 }, strays: [])
+        return tally.report(unexpected: listed.indices.filter { !listed[$0] }.map { prefix + names[$0] })
     }
 
     /// Unexpected files of a tarball named in the report; more are counted in one line.
@@ -69,7 +72,8 @@ public struct BundleVerifier: Sendable {
         }
         guard let manifest else { throw .noManifest(tarball.path) }
         let prefix = BundleLayout.imagesPath + "/"
-        var listed = Set<String>()
+        // The names in `images/` that done items list (one with a `/` is never matched: see below).
+        var listed = NameTable()
         var items = 0, failed = 0
         rewind(manifest)
         _ = try ManifestReader.read(descriptor: FileDescriptor(rawValue: fileno(manifest)), source: tarball.path) { item in
@@ -77,37 +81,41 @@ public struct BundleVerifier: Sendable {
             if item.status == .failed { failed += 1 }
             guard item.status == .done else { return }
             let path = item.path ?? KeyedStore.relativePath(for: item.id, format: item.format ?? .png) ?? "images/"
-            if path.hasPrefix(prefix) { listed.insert(String(path.dropFirst(prefix.count))) }
+            if path.hasPrefix(prefix) { listed.append(path.dropFirst(prefix.count)) }
         }
+        listed.sort()
         let pages = BundleLayout.galleryPagePaths(items: items, failed: failed)
 
         let reader = try TarballReader(path: tarball.path)
-        // By file name in `images/`: a name of up to 15 bytes (`12345.png`) is kept inline, where
-        // a path (`images/12345.png`) would cost a heap object per image.
-        var files: [String: FileFacts.Packed] = [:]
-        var imageErrors: [String: ItemError] = [:]
+        // By index in `listed`: 56 bytes a file.
+        var files = [FileFacts.Packed?](repeating: nil, count: listed.count)
+        var imageErrors: [Int: ItemError] = [:]
         var strays: [String] = []
         var unnamed = 0
         func stray(_ path: String) {
             if strays.count < Self.maxNamedStrays { strays.append(path) } else { unnamed += 1 }
         }
+        // A tarball `pack` made holds the listed names in `listed`'s order.
+        var next = 0
         while let entry = try reader.next(readingData: false) {
             let path = entry.path
             if (path == BundleLayout.manifestPath && entry.isRegularFile) || path == BundleLayout.galleryPath
                 || (entry.isDirectory && Self.isImagesDirectory(path)) || pages.contains(path)
             {
                 continue
-            } else if path.hasPrefix(prefix), !path.dropFirst(prefix.count).contains("/"), listed.contains(String(path.dropFirst(prefix.count))) {
-                let name = String(path.dropFirst(prefix.count))
+            } else if path.hasPrefix(prefix), !path.dropFirst(prefix.count).contains("/"),
+                let index = listed.index(of: path.dropFirst(prefix.count), hint: next)
+            {
+                next = index + 1
                 guard entry.isRegularFile else {
-                    files[name] = FileFacts.Packed(FileFacts(isRegularFile: false))
+                    files[index] = FileFacts.Packed(FileFacts(isRegularFile: false))
                     continue
                 }
                 let builder = FileFacts.Builder(validator)
                 try reader.readData(builder.feed)
                 let facts = builder.finish()
-                files[name] = FileFacts.Packed(facts)
-                imageErrors[name] = facts.imageError
+                files[index] = FileFacts.Packed(facts)
+                imageErrors[index] = facts.imageError
             } else {
                 stray(path)
             }
@@ -115,17 +123,16 @@ public struct BundleVerifier: Sendable {
         if unnamed > 0 { strays.append("(and \(unnamed) more, not named)") }
         rewind(manifest)
         // Every file kept is one the manifest lists: the others are strays already.
-        var tally = VerificationTally(source: tarball.path, tracksListed: false)
+        var tally = VerificationTally(source: tarball.path)
         _ = try ManifestReader.read(descriptor: FileDescriptor(rawValue: fileno(manifest)), source: tarball.path) { item in
             guard let path = tally.count(item) else { return }
             var facts: FileFacts?
-            if path.hasPrefix(prefix) {
-                let name = String(path.dropFirst(prefix.count))
-                facts = files[name].map { $0.unpacked(imageError: imageErrors[name]) }
+            if path.hasPrefix(prefix), let index = listed.index(of: path.dropFirst(prefix.count)) {
+                facts = files[index].map { $0.unpacked(imageError: imageErrors[index]) }
             }
             tally.check(item, path: path, facts: facts)
         }
-        return tally.report(found: [], strays: strays)
+        return tally.report(unexpected: strays)
     }
 
     /// Copies the current entry's data to an unnamed temporary file.

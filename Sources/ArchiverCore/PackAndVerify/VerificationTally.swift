@@ -1,15 +1,10 @@
-/// The report `verify` builds as the manifest's items stream past: counts, each done item's
-/// problem, and which paths the manifest lists (the rest of `images/` is unexpected).
+/// The report `verify` builds as the manifest's items stream past: counts, and each done item's
+/// problem; the caller finds the unexpected files (those of `images/` the manifest does not list).
 struct VerificationTally {
     private var report: VerificationReport
-    private var listed = Set<String>()
-    /// Without, the caller keeps track of which files are listed and passes `report` only the
-    /// unlisted ones (100,000 paths in a set cost a tarball's `verify` 6 MB at its peak).
-    private let tracksListed: Bool
 
-    init(source: String, tracksListed: Bool = true) {
+    init(source: String) {
         report = VerificationReport(source: source, items: 0, done: 0, verified: 0, failed: 0, pending: 0, problems: [])
-        self.tracksListed = tracksListed
     }
 
     /// Counts `item`; for a done item, returns the path its file must be at.
@@ -22,7 +17,6 @@ struct VerificationTally {
             report.done += 1
             // A done item without a path whose id names no file has no file to check.
             let path = item.path ?? KeyedStore.relativePath(for: item.id, format: item.format ?? .png) ?? "images/"
-            if tracksListed { listed.insert(path) }
             return path
         }
         return nil
@@ -37,11 +31,9 @@ struct VerificationTally {
         }
     }
 
-    /// The report, with every path of `found` the manifest does not list, and `strays`, as
-    /// unexpected files.
-    func report(found: [String], strays: [String]) -> VerificationReport {
+    /// The report, with the paths of `unexpected` (in byte order) as unexpected files.
+    func report(unexpected: [String]) -> VerificationReport {
         var report = report
-        let unexpected = found.filter { !listed.contains($0) } + strays
         for path in unexpected.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
             report.problems.append(.init(id: nil, path: path, kind: .unexpected, detail: "unexpected file"))
         }

@@ -14,20 +14,30 @@ struct BundleFixture {
     static func make(
         count: Int = 20, failed: Set<Int> = [], pending: Set<Int> = [], title: (Int) -> String = { "photo \($0)" }
     ) throws -> BundleFixture {
+        try make(
+            ids: (1...count).map { RecordID($0) }, failed: Set(failed.map { RecordID($0) }), pending: Set(pending.map { RecordID($0) }),
+            title: title)
+    }
+
+    /// Creates a bundle of the records `ids` (integers or strings) in albums of 5, each done
+    /// item's PNG named as `KeyedStore` names it; `title` gets the record's position from 1.
+    static func make(
+        ids: [RecordID], failed: Set<RecordID> = [], pending: Set<RecordID> = [], title: (Int) -> String = { "photo \($0)" }
+    ) throws -> BundleFixture {
         let root = try temporaryDirectory()
         let layout = BundleLayout(root: root)
         try FileManager.default.createDirectory(at: layout.images, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: layout.state, withIntermediateDirectories: true)
-        let records = (1...count).map { id in
+        let records = ids.enumerated().map { index, id in
             CatalogRecord(
-                albumId: (id - 1) / 5 + 1, id: RecordID(id), title: title(id),
-                url: "https://via.placeholder.com/600/\(id)", thumbnailUrl: "https://via.placeholder.com/150/\(id)")
+                albumId: index / 5 + 1, id: id, title: title(index + 1),
+                url: "https://via.placeholder.com/600/\(index + 1)", thumbnailUrl: "https://via.placeholder.com/150/\(index + 1)")
         }
         let catalog = try Catalog(source: "fixture.json", data: JSONEncoder().encode(records))
         var outcomes: [RecordID: ItemRecord] = [:]
-        for record in records where !pending.contains(record.id.integer!) {
-            let id = record.id.integer!
-            if failed.contains(id) {
+        for (index, record) in records.enumerated() where !pending.contains(record.id) {
+            let shade = record.id.integer ?? index + 1
+            if failed.contains(record.id) {
                 let error = ItemError.httpStatus(404, url: record.url)
                 outcomes[record.id] = ItemRecord(
                     id: record.id, url: record.url, source: record.url, status: .failed, attempts: 1,
@@ -35,11 +45,11 @@ struct BundleFixture {
                 continue
             }
             let png = PNGEncoder.solid(
-                width: 4 + id % 3, height: 4, red: UInt8(id & 0xff), green: UInt8(id >> 8), blue: 7)
-            try png.write(to: layout.images.appendingPathComponent("\(id).png"))
+                width: 4 + shade % 3, height: 4, red: UInt8(shade & 0xff), green: UInt8((shade >> 8) & 0xff), blue: 7)
+            try png.write(to: layout.images.appendingPathComponent(KeyedStore.fileName(for: record.id, format: .png)!))
             outcomes[record.id] = ItemRecord(
                 id: record.id, url: record.url, source: record.url, status: .done, bytes: Int64(png.count),
-                sha256: SHA256Digest.of(png), width: 4 + id % 3, height: 4, attempts: 1)
+                sha256: SHA256Digest.of(png), width: 4 + shade % 3, height: 4, attempts: 1)
         }
         let manifest = Manifest(catalog: catalog, field: .url, mirrors: MirrorMap(), outcomes: outcomes)
         try manifest.write(to: layout.manifest)
