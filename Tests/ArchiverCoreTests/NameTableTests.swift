@@ -44,4 +44,16 @@ final class NameTableTests: XCTestCase {
         XCTAssertLessThan(left.compare(0, with: 1, of: right), 0, "1.png before 10.png: a prefix first")
         XCTAssertGreaterThan(left.compare(2, with: 1, of: right), 0)
     }
+
+    /// A table past its capacity refuses the name (the callers turn that into a one-line error)
+    /// instead of trapping, and keeps what it had.
+    func testATableRefusesANameThatWouldPassItsCapacity() {
+        var table = NameTable(capacity: 12)
+        XCTAssertTrue(table.append(Substring("1.png")))
+        XCTAssertTrue(table.append(Substring("22.png")))
+        XCTAssertFalse(table.append(Substring("3.png")), "5 + 6 + 5 bytes pass 12")
+        XCTAssertTrue(table.append(Substring("4")))
+        table.sort()
+        XCTAssertEqual(names(of: table), ["1.png", "22.png", "4"])
+    }
 }

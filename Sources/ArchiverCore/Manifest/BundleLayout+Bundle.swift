@@ -70,12 +70,13 @@ extension BundleLayout {
         while true {
             errno = 0
             guard let entry = readdir(directory) else { break }
-            withUnsafeBytes(of: &entry.pointee.d_name) { field in
+            let added = withUnsafeBytes(of: &entry.pointee.d_name) { field in
                 let name = UnsafeRawBufferPointer(rebasing: field[..<strlen(field.baseAddress!.assumingMemoryBound(to: CChar.self))])
                 // Only a name that starts with a dot can fail the check (`.`, `..`, dot files).
-                if name.first == UInt8(ascii: "."), !Self.isBundleFileName(String(decoding: name, as: UTF8.self)) { return }
-                names.append(name)
+                if name.first == UInt8(ascii: "."), !Self.isBundleFileName(String(decoding: name, as: UTF8.self)) { return true }
+                return names.append(name)
             }
+            guard added else { throw .unreadableFile(path: images.path, reason: NameTable.fullReason) }
         }
         guard errno == 0 else { throw unreadableImages(errno) }
         names.sort()

@@ -80,12 +80,14 @@ public struct BundlePacker: Sendable {
         var listedOthers = Set<String>()
         var listed = NameTable()
         var items = 0, failed = 0
-        try layout.readManifest { item in
+        try layout.readManifest { item throws(BundleError) in
             items += 1
             if item.status == .failed { failed += 1 }
             if item.status == .done, let path = item.path ?? KeyedStore.relativePath(for: item.id, format: item.format ?? .png) {
                 if path.hasPrefix(prefix), path.utf8.count > prefix.utf8.count {
-                    listed.append(path.dropFirst(prefix.count))
+                    guard listed.append(path.dropFirst(prefix.count)) else {
+                        throw .unreadableManifest(path: layout.manifest.path, reason: NameTable.fullReason)
+                    }
                 } else {
                     listedOthers.insert(path)
                 }

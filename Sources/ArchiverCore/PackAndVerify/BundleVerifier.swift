@@ -76,12 +76,14 @@ public struct BundleVerifier: Sendable {
         var listed = NameTable()
         var items = 0, failed = 0
         rewind(manifest)
-        _ = try ManifestReader.read(descriptor: FileDescriptor(rawValue: fileno(manifest)), source: tarball.path) { item in
+        _ = try ManifestReader.read(descriptor: FileDescriptor(rawValue: fileno(manifest)), source: tarball.path) { item throws(BundleError) in
             items += 1
             if item.status == .failed { failed += 1 }
             guard item.status == .done else { return }
             let path = item.path ?? KeyedStore.relativePath(for: item.id, format: item.format ?? .png) ?? "images/"
-            if path.hasPrefix(prefix) { listed.append(path.dropFirst(prefix.count)) }
+            if path.hasPrefix(prefix), !listed.append(path.dropFirst(prefix.count)) {
+                throw .unreadableManifest(path: tarball.path, reason: NameTable.fullReason)
+            }
         }
         listed.sort()
         let pages = BundleLayout.galleryPagePaths(items: items, failed: failed)

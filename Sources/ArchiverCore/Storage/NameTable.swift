@@ -21,18 +21,31 @@ struct NameTable {
     var count: Int { spans.count }
     var isEmpty: Bool { spans.isEmpty }
 
-    /// Adds `name`; `sort()` must follow before any look-up.
-    mutating func append(_ name: UnsafeRawBufferPointer) {
-        // A name table of 4 GiB would need a manifest or a directory listing larger than that.
-        precondition(bytes.count + name.count <= Int(UInt32.max), "more than 4 GiB of names")
+    /// The most bytes of names this table holds: at most 4 GiB, as spans are 32-bit.
+    let capacity: Int
+
+    init(capacity: Int = Int(UInt32.max)) {
+        self.capacity = min(capacity, Int(UInt32.max))
+    }
+
+    /// Why a table refused a name, for the message of the error its caller throws.
+    static let fullReason = "it names more than 4 GiB of files"
+
+    /// Adds `name`; `sort()` must follow before any look-up. False, and nothing added, when the
+    /// table would pass `capacity` (a hostile manifest or directory listing, never a real one).
+    @discardableResult
+    mutating func append(_ name: UnsafeRawBufferPointer) -> Bool {
+        guard name.count <= capacity - bytes.count else { return false }
         spans.append(Span(start: UInt32(bytes.count), count: UInt32(name.count)))
         bytes.append(contentsOf: name)
+        return true
     }
 
     /// Adds the UTF-8 bytes of `name`.
-    mutating func append(_ name: Substring) {
+    @discardableResult
+    mutating func append(_ name: Substring) -> Bool {
         var name = name
-        name.withUTF8 { append(UnsafeRawBufferPointer($0)) }
+        return name.withUTF8 { append(UnsafeRawBufferPointer($0)) }
     }
 
     /// Sorts the names by their bytes and drops repeats.
