@@ -203,6 +203,23 @@ final class HostileBundleTests: XCTestCase {
     /// A pipe or device named as the catalog's path is parsed as it is copied: an endless one
     /// stops at the limit (it used to be copied to the temporary directory until the disk was
     /// full), bad text fails at once, and a good one loads.
+    /// The temporary copy of a stream is closed once whichever way the catalog fails: by the
+    /// catalog that owns it (it was closed again by the caller after duplicate ids, a second
+    /// close that could hit a descriptor another thread had just opened).
+    func testAStreamCatalogThatFailsLeavesNoDescriptorOpen() throws {
+        func openDescriptors() throws -> Int { try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count }
+        let before = try openDescriptors()
+        for text in [#"[{"id": 1, "url": "https://h/1"}, {"id": 1, "url": "https://h/2"}]"#, #"[{"id": 1, "url": "#] {
+            var fds: [Int32] = [0, 0]
+            XCTAssertEqual(pipe(&fds), 0)
+            _ = Self.write(fds[1], Data(text.utf8), upTo: text.utf8.count)
+            close(fds[1])
+            XCTAssertThrowsError(try Catalog(source: "p", path: "/dev/fd/\(fds[0])"), text)
+            close(fds[0])
+        }
+        XCTAssertEqual(try openDescriptors(), before)
+    }
+
     func testAPipeOrDeviceGivenAsThePathIsParsedAsItIsCopiedUpToTheLimit() throws {
         signal(SIGPIPE, SIG_IGN)
         XCTAssertThrowsError(try Catalog(source: "/dev/zero", path: "/dev/zero")) { error in

@@ -54,12 +54,7 @@ public struct Catalog: Sendable {
             } catch {
                 throw .unreadable(source: source, reason: "cannot copy it to a temporary file: \(error)")
             }
-            do {
-                try self.init(source: source, streaming: descriptor, spool: spool, copied: 0, limit: streamLimit, options: options)
-            } catch {
-                spool.close()
-                throw error
-            }
+            try self.init(source: source, streaming: descriptor, spool: spool, copied: 0, limit: streamLimit, options: options)
             return
         }
         var scanner = CatalogScanner(options: options) { [descriptor] (into, offset) throws(Errno) in
@@ -82,7 +77,8 @@ public struct Catalog: Sendable {
     /// regular file open for reading and writing, from which records are read back. Bad text is
     /// refused as soon as the scan meets it (a CSV header without the id column within the first
     /// 256 KiB), and a stream over `limit` bytes is refused there, so neither fills the disk.
-    /// The first `copied` bytes are already in `spool`.
+    /// The first `copied` bytes are already in `spool`, which the catalog owns from here on:
+    /// closed when the catalog goes, or here if it cannot be made.
     init(
         source: String, streaming input: FileDescriptor, spool: FileDescriptor, copied: Int64, limit: Int64,
         options: CatalogOptions = CatalogOptions()
@@ -106,6 +102,7 @@ public struct Catalog: Sendable {
         do {
             scanned = try scanner.scan()
         } catch {
+            spool.close()
             if overLimit { throw .unreadable(source: source, reason: "over \(limit >> 20) MiB, the most a stream (standard input, a pipe, a device) may hold") }
             throw error.unreadable
                 ? .unreadable(source: source, reason: error.detail) : .malformed(source: source, detail: error.detail)

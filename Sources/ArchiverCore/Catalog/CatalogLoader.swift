@@ -79,11 +79,12 @@ public enum CatalogLoader {
             do {
                 try output.write(all: first[..<count])
             } catch {
+                output.close()
                 throw .unreadable(source: "-", reason: FileSystemError(.write, path: temporary, errno: error).description)
             }
+            // From here the catalog owns `output`, and closes it if it cannot be made.
             catalog = try Catalog(source: "-", streaming: input, spool: output, copied: Int64(count), limit: limit, options: options)
         } catch {
-            output.close()
             unlink(temporary)
             throw error
         }
