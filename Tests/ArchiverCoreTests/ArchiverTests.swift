@@ -245,19 +245,52 @@ final class ArchiverTests: XCTestCase {
         XCTAssertEqual(mirrors.resolve("https://example.com/x"), "https://example.com/x")
         XCTAssertEqual(mirrors.resolve("https://via.placeholder.com"), "http://a")
         XCTAssertEqual(mirrors.resolve("https://via.placeholder.com/600/é?q=ü"), "http://a/600/é?q=ü")
-        // `resolves(_:to:)` agrees with `resolve` without making the string.
+        // `rewrites(_:by:to:)` agrees with `resolve` without making the string.
         for url in ["https://via.placeholder.com/600/abc", "https://via.placeholder.com/150/abc", "https://example.com/x",
                     "https://via.placeholder.com", "https://via.placeholder.com/150", ""] {
             let resolved = mirrors.resolve(url)
-            XCTAssertTrue(mirrors.resolves(url, to: resolved), url)
-            XCTAssertFalse(mirrors.resolves(url, to: resolved + "x"), url)
-            XCTAssertFalse(mirrors.resolves(url, to: String(resolved.dropLast())) && !resolved.isEmpty, url)
-            XCTAssertFalse(mirrors.resolves(url, to: url + "/other"), url)
+            XCTAssertTrue(mirrors.rewrites(url, by: mirrors.rule(for: url), to: resolved), url)
+            XCTAssertFalse(mirrors.rewrites(url, by: mirrors.rule(for: url), to: resolved + "x"), url)
+            XCTAssertFalse(mirrors.rewrites(url, by: mirrors.rule(for: url), to: String(resolved.dropLast())) && !resolved.isEmpty, url)
+            XCTAssertFalse(mirrors.rewrites(url, by: mirrors.rule(for: url), to: url + "/other"), url)
         }
-        XCTAssertFalse(mirrors.resolves("https://via.placeholder.com/600/abc", to: "http://b/600/abc"))
-        XCTAssertTrue(MirrorMap().resolves("https://h/x", to: "https://h/x"))
+        XCTAssertFalse(mirrors.rewrites("https://via.placeholder.com/600/abc", by: mirrors.rule(for: "https://via.placeholder.com/600/abc"), to: "http://b/600/abc"))
+        XCTAssertTrue(MirrorMap().rewrites("https://h/x", by: nil, to: "https://h/x"))
         XCTAssertNil(MirrorMap.parseRule("no-equals-sign"))
         XCTAssertNil(MirrorMap.parseRule("=http://to"))
+    }
+
+    /// The plan matches each record's URL against the rules once; the job's address and the
+    /// manifest's source are made from the rule it chose, and are what `resolve` makes.
+    func testMirrorChoicesMakeTheURLFromTheRuleChosenOnce() {
+        let map = MirrorMap([
+            (from: "https://via.placeholder.com", to: "http://a"), (from: "https://via.placeholder.com/150", to: "http://b/t"),
+        ])
+        let urls = ["https://via.placeholder.com/600/abc", "https://via.placeholder.com/150/abc", "https://example.com/x", ""]
+        var choices = MirrorChoices(map, count: urls.count + 1)
+        for (position, url) in urls.enumerated() { choices.choose(url, at: position) }
+        for (position, url) in urls.enumerated() {
+            XCTAssertEqual(choices.address(of: url, at: position), map.resolve(url), url)
+            XCTAssertTrue(choices.isAddress(map.resolve(url), of: url, at: position), url)
+            XCTAssertFalse(choices.isAddress(map.resolve(url) + "x", of: url, at: position), url)
+        }
+        // The choice is kept, not made again: position 2 chose no rule.
+        XCTAssertEqual(choices.address(of: "https://via.placeholder.com/600/abc", at: 2), "https://via.placeholder.com/600/abc")
+        // A position never chosen matches the rules when asked.
+        XCTAssertEqual(choices.address(of: "https://via.placeholder.com/1", at: urls.count), "http://a/1")
+        // Past the 254th rule the byte cannot say which: those URLs are matched again, and still right.
+        let many = MirrorMap((0..<300).map { (from: "https://h/" + String(repeating: "a", count: $0), to: "http://m\($0)/") })
+        var manyChoices = MirrorChoices(many, count: 3)
+        for (position, url) in ["https://h/", "https://h/" + String(repeating: "a", count: 299), "https://other/"].enumerated() {
+            manyChoices.choose(url, at: position)
+            XCTAssertEqual(manyChoices.address(of: url, at: position), many.resolve(url), url)
+        }
+        XCTAssertEqual(manyChoices.address(of: "https://h/", at: 0), "http://m0/")
+        // Without rules nothing is kept and every URL is its own address.
+        var none = MirrorChoices(MirrorMap(), count: 2)
+        none.choose("https://h/x", at: 1)
+        XCTAssertEqual(none.address(of: "https://h/x", at: 1), "https://h/x")
+        XCTAssertTrue(none.isAddress("https://h/x", of: "https://h/x", at: 1))
     }
 
     /// An Archiver's queue, feed and completion signal serve one run; a second call used to wait

@@ -15,7 +15,7 @@ final class BundleOutputTests: XCTestCase {
         var config = RunConfiguration()
         config.outputDirectory = out
         let ledger = Ledger(
-            records: catalog.records, mirrors: config.mirrors, previous: JournalIndex(path: layout.journal.path),
+            records: catalog.records, mirrors: MirrorChoices(config.mirrors, count: records.count), previous: JournalIndex(path: layout.journal.path),
             kept: [], total: records.count)
         let output = try BundleOutput(catalog: catalog, ledger: ledger, configuration: config, layout: layout)
         return (layout, ledger, output)

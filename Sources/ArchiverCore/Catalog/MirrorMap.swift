@@ -19,47 +19,56 @@ public struct MirrorMap: Sendable, Equatable {
         return (from, to)
     }
 
-    /// The URL to fetch for a catalog URL. Prefixes are compared byte for byte (a URL is
-    /// ASCII, and `String.hasPrefix` compares Unicode characters, which cost a run a few
-    /// percent: every record's URL is resolved several times).
+    /// The URL to fetch for a catalog URL: `rewrite(url, by: rule(for: url))`.
     func resolve(_ url: String) -> String {
-        for rule in rules where Self.hasBytePrefix(url, rule.from) {
-            // One allocation: TO's bytes and the rest of the URL copied into the new string.
-            var url = url, to = rule.to
-            let skip = rule.from.utf8.count
-            return url.withUTF8 { url in
-                to.withUTF8 { to in
-                    String(unsafeUninitializedCapacity: to.count + url.count - skip) { buffer in
-                        _ = UnsafeMutableBufferPointer(rebasing: buffer[..<to.count]).initialize(from: to)
-                        _ = UnsafeMutableBufferPointer(rebasing: buffer[to.count...]).initialize(from: url[skip...])
-                        return buffer.count
-                    }
-                }
-            }
-        }
-        return url
+        rewrite(url, by: rule(for: url))
     }
 
-    /// Whether `resolve(url)` is `source`, without making the resolved string: the ledger asks
-    /// this for every outcome, to keep only the fetched URLs that are not what it resolves to.
-    func resolves(_ url: String, to source: String) -> Bool {
-        var url = url, source = source
-        for rule in rules where Self.hasBytePrefix(url, rule.from) {
-            var to = rule.to, from = rule.from
-            return url.withUTF8 { url in
-                source.withUTF8 { source in
-                    to.withUTF8 { to in
-                        let rest = url.count - from.utf8.count
-                        return source.count == to.count + rest
-                            && (to.isEmpty || memcmp(source.baseAddress!, to.baseAddress!, to.count) == 0)
-                            && (rest == 0 || memcmp(source.baseAddress! + to.count, url.baseAddress! + (url.count - rest), rest) == 0)
-                    }
+    /// The index in `rules` of the rule `url` takes (the longest matching FROM), or nil. Prefixes
+    /// are compared byte for byte: a URL is ASCII, and `String.hasPrefix` compares Unicode
+    /// characters, which cost a run a few percent.
+    func rule(for url: String) -> Int? {
+        rules.firstIndex { Self.hasBytePrefix(url, $0.from) }
+    }
+
+    /// `url` with rule `index`'s FROM replaced by its TO (`url` itself for nil). `index` must be
+    /// what `rule(for: url)` returned.
+    func rewrite(_ url: String, by index: Int?) -> String {
+        guard let index else { return url }
+        // One allocation: TO's bytes and the rest of the URL copied into the new string.
+        var url = url, to = rules[index].to
+        let skip = rules[index].from.utf8.count
+        return url.withUTF8 { url in
+            to.withUTF8 { to in
+                String(unsafeUninitializedCapacity: to.count + url.count - skip) { buffer in
+                    _ = UnsafeMutableBufferPointer(rebasing: buffer[..<to.count]).initialize(from: to)
+                    _ = UnsafeMutableBufferPointer(rebasing: buffer[to.count...]).initialize(from: url[skip...])
+                    return buffer.count
                 }
             }
         }
+    }
+
+    /// Whether `rewrite(url, by: index)` is `source`, without making the string.
+    func rewrites(_ url: String, by index: Int?, to source: String) -> Bool {
+        var url = url, source = source
+        guard let index else {
+            return url.withUTF8 { url in
+                source.withUTF8 { source in
+                    url.count == source.count && (url.isEmpty || memcmp(url.baseAddress!, source.baseAddress!, url.count) == 0)
+                }
+            }
+        }
+        var to = rules[index].to
+        let skip = rules[index].from.utf8.count
         return url.withUTF8 { url in
             source.withUTF8 { source in
-                url.count == source.count && (url.isEmpty || memcmp(url.baseAddress!, source.baseAddress!, url.count) == 0)
+                to.withUTF8 { to in
+                    let rest = url.count - skip
+                    return source.count == to.count + rest
+                        && (to.isEmpty || memcmp(source.baseAddress!, to.baseAddress!, to.count) == 0)
+                        && (rest == 0 || memcmp(source.baseAddress! + to.count, url.baseAddress! + skip, rest) == 0)
+                }
             }
         }
     }
@@ -75,5 +84,49 @@ public struct MirrorMap: Sendable, Equatable {
 
     public static func == (lhs: MirrorMap, rhs: MirrorMap) -> Bool {
         lhs.rules.elementsEqual(rhs.rules) { $0.from == $1.from && $0.to == $1.to }
+    }
+}
+
+/// Which `--mirror` rule each record's URL takes, chosen once per record (by the plan) and kept
+/// in a byte per record, so the URL to fetch is made where it is needed (the request, the
+/// manifest's `source`) without matching the rules again. Without rules it holds nothing and
+/// every URL is fetched as it is.
+struct MirrorChoices: Sendable {
+    let map: MirrorMap
+    /// By catalog position: 0 for no rule, 1 to 254 for rule 0 to 253; 255 (a rule past the
+    /// 254th, or a position never chosen) for "match the rules again".
+    private var choices: [UInt8]
+
+    private static let unknown: UInt8 = 255
+
+    /// No choice made yet for any of `count` records.
+    init(_ map: MirrorMap, count: Int) {
+        self.map = map
+        choices = map.rules.isEmpty ? [] : Array(repeating: Self.unknown, count: count)
+    }
+
+    /// Matches `url`, the URL of the record at `position`, against the rules and keeps which applies.
+    mutating func choose(_ url: String, at position: Int) {
+        guard !choices.isEmpty else { return }
+        choices[position] = map.rule(for: url).map { $0 < 254 ? UInt8($0 + 1) : Self.unknown } ?? 0
+    }
+
+    /// The URL to fetch for `url`, the URL of the record at `position`.
+    func address(of url: String, at position: Int) -> String {
+        map.rewrite(url, by: rule(of: url, at: position))
+    }
+
+    /// Whether `source` is `address(of: url, at: position)`, without making that string.
+    func isAddress(_ source: String, of url: String, at position: Int) -> Bool {
+        map.rewrites(url, by: rule(of: url, at: position), to: source)
+    }
+
+    private func rule(of url: String, at position: Int) -> Int? {
+        guard !choices.isEmpty else { return nil }
+        switch choices[position] {
+        case 0: return nil
+        case Self.unknown: return map.rule(for: url)
+        case let choice: return Int(choice) - 1
+        }
     }
 }

@@ -72,18 +72,20 @@ struct Manifest: Sendable, Codable, Equatable {
         self.catalog = CatalogInfo(catalog)
         self.field = field
         self.items = catalog.records.sorted { $0.id < $1.id }.map { record in
-            Self.item(for: record, field: field, mirrors: mirrors, outcome: outcomes[record.id])
+            Self.item(for: record, field: field, outcome: outcomes[record.id], source: mirrors.resolve(record.url(for: field)))
         }
     }
 
     /// The manifest item for a record: its outcome if it has one for the URL it has now,
-    /// otherwise pending.
-    static func item(for record: CatalogRecord, field: ImageField, mirrors: MirrorMap, outcome: ItemRecord?) -> Item {
+    /// otherwise pending, from `source` (the URL it would be fetched from: made only then).
+    static func item(
+        for record: CatalogRecord, field: ImageField, outcome: ItemRecord?, source: @autoclosure () -> String
+    ) -> Item {
         let url = record.url(for: field)
         let outcome = outcome.flatMap { $0.url.hasSameBytes(as: url) ? $0 : nil }
         var item = Item(
             id: record.id, albumId: record.albumId, title: record.title, url: url,
-            source: outcome?.source ?? mirrors.resolve(url), status: outcome?.status ?? .pending,
+            source: outcome?.source ?? source(), status: outcome?.status ?? .pending,
             attempts: outcome?.attempts ?? 0)
         if let outcome, outcome.status == .done {
             item.path = KeyedStore.relativePath(for: record.id, format: outcome.format)

@@ -136,8 +136,8 @@ final class BundleOutput: @unchecked Sendable {
         let field = configuration.field
         let record = reader.record(position, fields: [.title, .image(field)])
         return Manifest.item(
-            for: record, field: field, mirrors: configuration.mirrors,
-            outcome: ledger.outcome(snapshot, of: record, field: field))
+            for: record, field: field, outcome: ledger.outcome(snapshot, of: record, field: field),
+            source: ledger.mirrors.address(of: record.url(for: field), at: position))
     }
 
     /// Calls `write` for each of `order`'s positions from `next` on that can be written now,

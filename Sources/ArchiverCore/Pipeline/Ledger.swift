@@ -21,7 +21,7 @@ public struct Progress: Sendable, Equatable {
 ///
 /// An outcome is kept in 64 bytes (the digest as bytes, sizes and the file's stamp as integers); the strings of an
 /// `ItemRecord` are made again when asked for: the URL from the catalog, the fetched URL from
-/// `--mirror`, the error from a side table (failures are few), the validators (`ETag`,
+/// the `--mirror` rule the plan chose for the record, the error from a side table (failures are few), the validators (`ETag`,
 /// `Last-Modified`) from a `ValidatorArena` with one 8-byte span per record, made only once a
 /// server sends one. Outcomes carried over from earlier runs stay in the journal index and are decoded
 /// when asked for.
@@ -82,7 +82,8 @@ final class Ledger: Sendable {
     }
 
     private let records: CatalogRecords
-    private let mirrors: MirrorMap
+    /// The plan's `--mirror` choices: what the fetched URL of each record is, unless `sources` says otherwise.
+    let mirrors: MirrorChoices
     private let previous: JournalIndex
     private let state: Locked<State>
     /// The validators of done outcomes; appended to under the lock only.
@@ -91,7 +92,7 @@ final class Ledger: Sendable {
     /// `kept`: positions whose outcome is `previous`'s; `revalidating`: done ones `--refresh`
     /// asks the server about (`previous`'s until answered); `total`: records to attempt this run.
     init(
-        records: CatalogRecords, mirrors: MirrorMap, previous: JournalIndex, kept: [Int32], revalidating: [Int32] = [],
+        records: CatalogRecords, mirrors: MirrorChoices, previous: JournalIndex, kept: [Int32], revalidating: [Int32] = [],
         total: Int
     ) {
         self.records = records
@@ -130,7 +131,7 @@ final class Ledger: Sendable {
                 state.outcomes[position] = outcome
                 state.frames[key] = record.status == .done && record.frames != 1 ? record.frames : nil
                 state.errors[key] = record.status == .failed ? record.error : nil
-                state.sources[key] = mirrors.resolves(record.url, to: record.source) ? nil : record.source
+                state.sources[key] = mirrors.isAddress(record.source, of: record.url, at: position) ? nil : record.source
                 store(record.status == .done ? record.validators : Validators(), at: position, in: &state)
             }
             state.progress.bytes += bytes
@@ -201,6 +202,7 @@ final class Ledger: Sendable {
 
     /// One position's outcome as it was under the lock, for `outcome(_:of:field:)`.
     struct Snapshot {
+        fileprivate var position: Int32
         fileprivate var outcome: Outcome
         fileprivate var error: RecordedError?
         fileprivate var source: String?
@@ -230,7 +232,7 @@ final class Ledger: Sendable {
     private static func snapshot(_ state: State, _ position: Int32) -> Snapshot {
         let outcome = state.outcomes[Int(position)]
         return Snapshot(
-            outcome: outcome, error: outcome.code == .failed ? state.errors[position] : nil,
+            position: position, outcome: outcome, error: outcome.code == .failed ? state.errors[position] : nil,
             source: state.sources.isEmpty ? nil : state.sources[position],
             validators: outcome.code == .done && !state.validatorSpans.isEmpty ? state.validatorSpans[Int(position)] : 0,
             frames: state.frames.isEmpty ? 1 : state.frames[position] ?? 1)
@@ -252,7 +254,7 @@ final class Ledger: Sendable {
             return previous.record(for: record.id).flatMap { $0.url.hasSameBytes(as: url) ? $0 : nil }
         case .done, .failed:
             return ItemRecord(
-                id: record.id, url: url, source: source ?? mirrors.resolve(url),
+                id: record.id, url: url, source: source ?? mirrors.address(of: url, at: Int(snapshot.position)),
                 status: outcome.code == .done ? .done : .failed, bytes: outcome.bytes,
                 sha256: outcome.code == .done ? SHA256Digest(words: outcome.digest) : nil, width: Int(outcome.width),
                 height: Int(outcome.height), attempts: Int(outcome.attempts), error: error,

@@ -98,7 +98,9 @@ struct Plan: Sendable {
     var retryingFailures = 0
 
     let field: ImageField
-    let mirrors: MirrorMap
+    /// Which `--mirror` rule each record takes, chosen here once per record: the job's address,
+    /// the ledger and the manifest make the URL to fetch from it.
+    let mirrors: MirrorChoices
     /// The journal the plan was made from: a revalidated record's outcome is read back from it.
     let journal: JournalIndex
 
@@ -115,8 +117,8 @@ struct Plan: Sendable {
         skipFailed: Bool, refresh: Bool = false, intact: (ItemRecord) -> Bool
     ) {
         self.field = field
-        self.mirrors = mirrors
         self.journal = journal
+        var choices = MirrorChoices(mirrors, count: catalog.records.count)
         // Jobs by the hash of their URL; a URL whose hash an earlier, different URL already has
         // goes in `collided`. Only a matching hash costs a read of the earlier record. URLs are
         // compared as bytes: String's == calls two Unicode-equivalent spellings equal, and a
@@ -129,6 +131,7 @@ struct Plan: Sendable {
         for position in catalog.records.indices {
             let record = records.record(position, fields: .image(field))
             let url = record.url(for: field)
+            choices.choose(url, at: position)
             if !journal.isEmpty, let previous = journal.record(for: record.id) {
                 let sameURL = previous.url.hasSameBytes(as: url)
                 if !sameURL, previous.status == .done {
@@ -153,7 +156,7 @@ struct Plan: Sendable {
                     }
                 }
             }
-            let source = mirrors.resolve(url)
+            let source = choices.address(of: url, at: position)
             guard Self.unsafeKey(record.id) == nil, record.urlProblem == nil, Self.isHTTPURL(source) else {
                 rejected.append(Int32(position))
                 continue
@@ -162,7 +165,8 @@ struct Plan: Sendable {
             let hash = source.hashValue
             var shared: Int32?
             if let job = byHash[hash] {
-                if mirrors.resolve(earlier.record(Int(jobs[Int(job)]), fields: .image(field)).url(for: field)).hasSameBytes(as: source) {
+                let first = Int(jobs[Int(job)])
+                if choices.address(of: earlier.record(first, fields: .image(field)).url(for: field), at: first).hasSameBytes(as: source) {
                     shared = job
                 } else {
                     shared = collided[Array(source.utf8)]
@@ -177,6 +181,7 @@ struct Plan: Sendable {
                 jobs.append(Int32(position))
             }
         }
+        self.mirrors = choices
     }
 
     /// Job `index`, its URL and targets read back from the catalog; nil only if the catalog
@@ -198,7 +203,7 @@ struct Plan: Sendable {
                     id: record.id, position: position, url: record.url(for: field), previous: revalidated(Int(position), id: record.id),
                     expectedSHA256: record.sha256))
         }
-        return Self.address(of: mirrors.resolve(url)).map { FetchJob(address: $0, targets: targets) }
+        return Self.address(of: mirrors.address(of: url, at: Int(position))).map { FetchJob(address: $0, targets: targets) }
     }
 
     /// The journaled done outcome of the record at `position`, if it is being revalidated.
@@ -225,7 +230,7 @@ struct Plan: Sendable {
         var start = 0
         var bytes = 0
         for (index, position) in rejected.enumerated() {
-            let outcome = rejection(of: reader.record(Int(position), fields: .image(field)))
+            let outcome = rejection(of: reader.record(Int(position), fields: .image(field)), at: Int(position))
             bytes += outcome.id.text.utf8.count + outcome.url.utf8.count + outcome.source.utf8.count
             batch.append(outcome)
             if batch.count >= 1024 || bytes >= 1 << 20 {
@@ -238,11 +243,11 @@ struct Plan: Sendable {
         if !batch.isEmpty { try body(batch, rejected[start...]) }
     }
 
-    /// Why `record` fails before any request: its id can name no file, or its URL is not an
-    /// http(s) URL (as the plan found).
-    func rejection(of record: CatalogRecord) -> ItemRecord {
+    /// Why `record` (at `position`) fails before any request: its id can name no file, or its
+    /// URL is not an http(s) URL (as the plan found).
+    func rejection(of record: CatalogRecord, at position: Int) -> ItemRecord {
         let url = record.url(for: field)
-        let source = mirrors.resolve(url)
+        let source = mirrors.address(of: url, at: position)
         let error: ItemError
         if let problem = Self.unsafeKey(record.id) {
             error = problem

@@ -49,7 +49,7 @@ struct Planning {
         }
 
         let ledger = Ledger(
-            records: catalog.records, mirrors: config.mirrors, previous: previous, kept: plan.kept,
+            records: catalog.records, mirrors: plan.mirrors, previous: previous, kept: plan.kept,
             revalidating: plan.revalidating, total: plan.pendingRecords + plan.rejectedCount)
         let journal: Journal
         do {
