@@ -52,6 +52,10 @@ final class MergeTests: XCTestCase {
         var shards = try shards(3)
         shards[1] = try pack(shards[1])
         shards[2] = try pack(shards[2])
+        // Debris an interrupted write leaves in a shard's images/ is not the bundle's: not copied.
+        for name in [".partial-3", ".hidden.png"] {
+            try Data("debris".utf8).write(to: URL(fileURLWithPath: shards[0]).appendingPathComponent("images/" + name))
+        }
         let merge = try merge(shards.reversed())
         XCTAssertEqual(merge.status, 1, "one item failed, as in the run: \(merge.stderr)")
         XCTAssert(merge.stderr.contains("47 done, 1 failed (1 http-status)"), merge.stderr)

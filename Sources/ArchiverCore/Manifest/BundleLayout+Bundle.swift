@@ -48,20 +48,8 @@ extension BundleLayout {
 
     /// The names in `images/` that belong to the bundle, sorted by their UTF-8 bytes; none when
     /// there is no `images/`. Anything but a real directory there (a link to one elsewhere) is
-    /// refused: its files are not the bundle's.
-    func imageNames() throws(BundleError) -> [String] {
-        guard try hasImagesDirectory() else { return [] }
-        do {
-            return try FileManager.default.contentsOfDirectory(atPath: images.path)
-                .filter(Self.isBundleFileName)
-                .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        } catch {
-            throw .unreadableFile(path: images.path, reason: error.localizedDescription)
-        }
-    }
-
-    /// `imageNames()` as a `NameTable`, read with `readdir`: a million names at about 18 bytes
-    /// each, where the `String`s cost several times that.
+    /// refused: its files are not the bundle's. Read with `readdir` into a `NameTable`: a million
+    /// names at about 18 bytes each, where `String`s cost several times that.
     func imageNameTable() throws(BundleError) -> NameTable {
         var names = NameTable()
         guard try hasImagesDirectory() else { return names }
@@ -92,7 +80,7 @@ extension BundleLayout {
         }
     }
 
-    /// The error for an `images/` that cannot be listed, worded as `imageNames()` words it.
+    /// The error for an `images/` that cannot be listed, worded as a listing that failed.
     private func unreadableImages(_ code: Int32) -> BundleError {
         do {
             _ = try FileManager.default.contentsOfDirectory(atPath: images.path)

@@ -51,7 +51,9 @@ struct ShardBundle: Sendable {
                 manifestPath = layout.manifest.path
                 // Paths joined as text: URL.appendingPathComponent was 5% of a merge's CPU.
                 let images = layout.images.path + "/"
-                for name in try layout.imageNames() {
+                let names = try layout.imageNameTable()
+                for index in 0..<names.count {
+                    let name = names[index]
                     copies.add(name, copier.copy(file: images + name, to: name))
                     if copier.full != nil { break }
                 }
