@@ -39,7 +39,7 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The stable short name of the failure, as recorded in the manifest.
-    var kind: String {
+    public var kind: String {
         switch self {
         case .httpStatus: "http-status"
         case .timeout: "timeout"

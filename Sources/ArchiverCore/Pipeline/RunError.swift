@@ -17,7 +17,7 @@ public enum RunError: Error, Sendable, Equatable, CustomStringConvertible {
     case alreadyRun
 
     /// A stable short name for the failure.
-    var kind: String {
+    public var kind: String {
         switch self {
         case .catalog: "catalog"
         case .locked: "locked"

@@ -12,7 +12,8 @@ public enum MergeError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A file of the new bundle could not be written; exit 2.
     case fileSystem(FileSystemError)
 
-    var kind: String {
+    /// A stable short name for the failure.
+    public var kind: String {
         switch self {
         case .refused: "refused"
         case .damaged: "damaged"

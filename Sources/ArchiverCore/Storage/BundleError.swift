@@ -10,7 +10,7 @@ public enum BundleError: Error, Sendable, Equatable, CustomStringConvertible {
     case notADirectory(path: String, found: String)
 
     /// A stable short name for the failure.
-    var kind: String {
+    public var kind: String {
         switch self {
         case .notFound: "not-found"
         case .noManifest: "no-manifest"

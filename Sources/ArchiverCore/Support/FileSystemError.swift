@@ -50,7 +50,7 @@ public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     /// A stable short name for the failure: the call that failed.
-    var kind: String {
+    public var kind: String {
         "cannot-" + operation.rawValue
     }
 
