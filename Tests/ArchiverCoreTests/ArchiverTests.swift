@@ -293,6 +293,36 @@ final class ArchiverTests: XCTestCase {
         XCTAssertTrue(none.isAddress("https://h/x", of: "https://h/x", at: 1))
     }
 
+    /// What the manifest says each record was fetched from is the rule the plan chose for it,
+    /// for a done, a failed and a rejected record, and two catalog URLs that two rules map to one
+    /// address are one request.
+    func testTheManifestSourceIsTheURLTheChosenMirrorRuleMakes() throws {
+        let server = try Fixtures.placeholderServer()
+        server.route("/600/404040", .text(404, "gone\n"))
+        let out = Fixtures.temporaryDirectory(self)
+        var config = Fixtures.configuration(out: out, server: server)
+        config.mirrors = MirrorMap([
+            (from: Fixtures.host, to: server.baseURL), (from: "https://other.example/images", to: server.baseURL + "/600"),
+            (from: "https://old.example", to: "ftp://old.example"),
+        ])
+        let records = [
+            Fixtures.record(1, colour: "ff0000"),
+            CatalogRecord(albumId: 1, id: 2, title: "t", url: "https://other.example/images/ff0000", thumbnailUrl: ""),
+            CatalogRecord(albumId: 1, id: 3, title: "t", url: "https://other.example/images/404040", thumbnailUrl: ""),
+            CatalogRecord(albumId: 1, id: 4, title: "t", url: "https://old.example/x.png", thumbnailUrl: ""),
+        ]
+        let summary = try Fixtures.run(config, catalog: Fixtures.catalog(records))
+        XCTAssertEqual(summary.done, 2)
+        XCTAssertEqual(server.count("/600/ff0000"), 1, "records 1 and 2 share one address")
+        let sources = Dictionary(uniqueKeysWithValues: try Fixtures.manifest(in: out).items.map { ($0.id, ($0.source, $0.status)) })
+        XCTAssertEqual(sources[1]?.0, server.baseURL + "/600/ff0000")
+        XCTAssertEqual(sources[2]?.0, server.baseURL + "/600/ff0000")
+        XCTAssertEqual(sources[3]?.0, server.baseURL + "/600/404040")
+        XCTAssertEqual(sources[3]?.1, .failed)
+        XCTAssertEqual(sources[4]?.0, "ftp://old.example/x.png")
+        XCTAssertEqual(sources[4]?.1, .failed)
+    }
+
     /// An Archiver's queue, feed and completion signal serve one run; a second call used to wait
     /// forever on a signal that had already been used.
     func testASecondRunOfOneArchiverFailsInsteadOfHanging() throws {
