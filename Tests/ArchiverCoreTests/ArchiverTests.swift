@@ -276,6 +276,12 @@ final class ArchiverTests: XCTestCase {
         }
         // The choice is kept, not made again: position 2 chose no rule.
         XCTAssertEqual(choices.address(of: "https://via.placeholder.com/600/abc", at: 2), "https://via.placeholder.com/600/abc")
+        // A URL its chosen rule does not fit (the catalog edited under the run) is matched again,
+        // not cut: position 1 chose the 150 rule.
+        XCTAssertEqual(choices.address(of: "https://via.placeholder.com/6", at: 1), "http://a/6")
+        XCTAssertEqual(choices.address(of: "x", at: 1), "x")
+        XCTAssertTrue(choices.isAddress("x", of: "x", at: 1))
+        XCTAssertFalse(choices.isAddress("http://b/t", of: "x", at: 1))
         // A position never chosen matches the rules when asked.
         XCTAssertEqual(choices.address(of: "https://via.placeholder.com/1", at: urls.count), "http://a/1")
         // Past the 254th rule the byte cannot say which: those URLs are matched again, and still right.

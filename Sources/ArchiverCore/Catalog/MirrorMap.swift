@@ -31,10 +31,11 @@ public struct MirrorMap: Sendable, Equatable {
         rules.firstIndex { Self.hasBytePrefix(url, $0.from) }
     }
 
-    /// `url` with rule `index`'s FROM replaced by its TO (`url` itself for nil). `index` must be
-    /// what `rule(for: url)` returned.
+    /// `url` with rule `index`'s FROM replaced by its TO (`url` itself for nil). `index` is
+    /// what `rule(for: url)` returned; if that rule does not fit `url` (a catalog edited under
+    /// the run, which then ends with an error), the rules are matched again rather than the URL cut.
     func rewrite(_ url: String, by index: Int?) -> String {
-        guard let index else { return url }
+        guard let index = fitting(index, url) else { return url }
         // One allocation: TO's bytes and the rest of the URL copied into the new string.
         var url = url, to = rules[index].to
         let skip = rules[index].from.utf8.count
@@ -52,7 +53,7 @@ public struct MirrorMap: Sendable, Equatable {
     /// Whether `rewrite(url, by: index)` is `source`, without making the string.
     func rewrites(_ url: String, by index: Int?, to source: String) -> Bool {
         var url = url, source = source
-        guard let index else {
+        guard let index = fitting(index, url) else {
             return url.withUTF8 { url in
                 source.withUTF8 { source in
                     url.count == source.count && (url.isEmpty || memcmp(url.baseAddress!, source.baseAddress!, url.count) == 0)
@@ -71,6 +72,12 @@ public struct MirrorMap: Sendable, Equatable {
                 }
             }
         }
+    }
+
+    /// `index` if its rule's FROM starts `url`, otherwise the rule `url` takes.
+    private func fitting(_ index: Int?, _ url: String) -> Int? {
+        guard let index else { return nil }
+        return Self.hasBytePrefix(url, rules[index].from) ? index : rule(for: url)
     }
 
     private static func hasBytePrefix(_ text: String, _ prefix: String) -> Bool {
