@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Benchmark: archiver against curl, wget2 and aria2c, each fetching the 5000-record sample
-# catalog into keyed files from a local nginx, 8 requests in flight. Prints a Markdown table
+# catalog into keyed files from a local nginx, 8 requests in flight (BENCH_CONCURRENCY). Prints a Markdown table
 # and writes it to bench/results.md; then runs scripts/bench-wan.sh (far servers: 50 ms late,
 # HTTPS, 8 hosts, up to 1024 in flight), whose tables follow. Exits non-zero if any run failed
 # to produce its files.
 #
 #   scripts/bench.sh [path/to/archiver]      (make bench builds and passes the release binary)
 #   BENCH_ROUNDS=3    rounds of every 5000-record case (the table shows medians)
+#   BENCH_CONCURRENCY=8  requests in flight for every tool (--concurrency, --parallel-max,
+#                     --max-threads, -j)
 #   BENCH_SCALE=1     0 skips the 100,000-record archiver run
 #   BENCH_JPEG=1      0 skips the JPEG case (the same URLs serving JPEGs: archiver, curl, and
 #                     the archiver with --validate full; installs imagemagick to make them)
@@ -26,7 +28,7 @@ rounds=${BENCH_ROUNDS:-3}
 scale=${BENCH_SCALE:-1}
 catalog=samples/photos.json
 results=${BENCH_RESULTS:-bench/results.md}
-concurrency=8
+concurrency=${BENCH_CONCURRENCY:-8}
 from=https://via.placeholder.com   # the catalog's image host, answered by nginx via --mirror
 
 [ -x "$archiver" ] || { echo "bench: no archiver binary at $archiver" >&2; exit 2; }
@@ -221,17 +223,17 @@ mkdir -p bench
         "$(git rev-parse --short HEAD 2>/dev/null || echo '?')"
     where=$(df --output=fstype "$outs" | tail -n1)
     [ -z "$fresh_fs" ] || where="$where (a fresh file system on a loop device)"
-    python3 - "$work/runs.tsv" "$n" "$where" <<'PY'
+    python3 - "$work/runs.tsv" "$n" "$where" "$concurrency" <<'PY'
 import statistics, sys
 from collections import defaultdict
-path, n, fstype = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+path, n, fstype, concurrency = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 runs = defaultdict(dict)   # case -> round -> fields
 for line in open(path):
     case, rnd, wall, user, sys_, rss, reqs, conns, files, status, ok = line.rstrip("\n").split("\t")
     runs[case][rnd] = dict(wall=float(wall), cpu=float(user) + float(sys_), rss=int(rss) / 1024,
                            reqs=int(reqs), conns=int(conns), ok=ok == "yes")
 med = lambda case, key: statistics.median(r[key] for r in runs[case].values())
-print(f"{n} records, {len(runs['archiver'])} rounds (medians), 8 in flight, nginx on loopback, files written to {fstype}\n")
+print(f"{n} records, {len(runs['archiver'])} rounds (medians), {concurrency} in flight, nginx on loopback, files written to {fstype}\n")
 print("| case | runs ok | wall s | CPU s | peak RSS MiB | images/s | requests | connections | wall / archiver |")
 print("|---|---|---|---|---|---|---|---|---|")
 for case, by_round in runs.items():
