@@ -1,9 +1,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <sched.h>
 
 #include "csystem.h"
 
 const int csystem_o_tmpfile = O_TMPFILE;
 const int csystem_at_empty_path = AT_EMPTY_PATH;
-const int csystem_sched_idle = SCHED_IDLE;

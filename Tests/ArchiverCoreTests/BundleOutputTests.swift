@@ -118,30 +118,4 @@ final class BundleOutputTests: XCTestCase {
         let left = try FileManager.default.contentsOfDirectory(atPath: layout.root.path).filter { $0.hasPrefix(".") && $0 != ".archiver" }
         XCTAssertEqual(left + (try pages(layout)).filter { $0.hasPrefix(".") }, [])
     }
-    /// The writing thread's class: idle (policy 5 in /proc's stat of that thread), and only that
-    /// thread's; the thread that asked stays as it was.
-    func testTheWritingThreadRunsOnlyWhenACoreIsIdle() throws {
-        @Sendable func policy() -> Int? {
-            // Field 41 of stat; the command name (field 2) may hold spaces, so count from its ')'.
-            guard let stat = try? String(contentsOfFile: "/proc/thread-self/stat", encoding: .utf8),
-                let close = stat.lastIndex(of: ")")
-            else { return nil }
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            return fields.count > 38 ? Int(fields[38]) : nil
-        }
-        let before = policy()
-        XCTAssertNotNil(before)
-        let seen = Locked<(idle: Bool, policy: Int?)>((false, nil))
-        let done = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            let idle = BundleOutput.runOnlyWhenIdle()
-            seen.withLock { $0 = (idle, policy()) }
-            done.signal()
-        }
-        thread.start()
-        done.wait()
-        XCTAssertEqual(seen.withLock { $0.idle }, true)
-        XCTAssertEqual(seen.withLock { $0.policy }, 5, "SCHED_IDLE")
-        XCTAssertEqual(policy(), before, "the calling thread is not changed")
-    }
 }

@@ -15,8 +15,6 @@ extern "C" {
 extern const int csystem_o_tmpfile;
 /* AT_EMPTY_PATH: linkat(2) and friends act on the descriptor itself when the path is "". */
 extern const int csystem_at_empty_path;
-/* SCHED_IDLE: sched_setscheduler(2)'s class for a thread that runs only when nothing else would. */
-extern const int csystem_sched_idle;
 
 #ifdef __cplusplus
 }
