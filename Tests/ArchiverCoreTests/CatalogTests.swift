@@ -36,6 +36,43 @@ final class CatalogTests: XCTestCase {
         XCTAssertEqual(fast("[]"), [])
     }
 
+    /// The word-at-a-time scan of a string's plain run stops exactly where a byte-by-byte scan
+    /// for a quote, a backslash or a control character does: every byte value at every place
+    /// in a word, after any other byte, and random text heavy in bytes next to the stops
+    /// (0x1F, 0x20, 0x21, 0x23, 0x5B, 0x5D, 0x7F, 0x80, 0xFF), from every start.
+    func testThePlainRunStopsWhereTheBytewiseScanDoes() {
+        func bytewise(_ bytes: [UInt8], from: Int) -> Int {
+            bytes[from...].firstIndex { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 } ?? bytes.count
+        }
+        func check(_ bytes: [UInt8], from: Int, _ note: @autoclosure () -> String) {
+            let expected = bytewise(bytes, from: from)
+            let run = bytes.withUnsafeBufferPointer { CatalogParser.plainRun($0, from: from) }
+            // The word scan may stop short only within the last 7 bytes, never past a stop.
+            if run != expected {
+                XCTAssert(run < expected && bytes.count - run < 8 && bytewise(bytes, from: run) == expected, "\(note()): \(run) for \(expected)")
+            }
+        }
+        for value in 0...255 {
+            for place in 0..<16 {
+                for before: UInt8 in [0x41, 0x00, 0x1F, 0x80, 0xFF] {
+                    var bytes = [UInt8](repeating: before == 0x00 ? 0x41 : before, count: 24)
+                    if before == 0x00 { bytes[0] = 0x00 }  // a stop at the start, then this one
+                    bytes[place + 1] = UInt8(value)
+                    check(bytes, from: 1, "byte \(value) at \(place) after \(before)")
+                }
+            }
+        }
+        var generator = SeededGenerator()
+        let near: [UInt8] = [0x1F, 0x20, 0x21, 0x22, 0x23, 0x5B, 0x5C, 0x5D, 0x7F, 0x80, 0xFF, 0x00, 0x41]
+        for trial in 0..<2000 {
+            let count = Int.random(in: 0...40, using: &generator)
+            let bytes = (0..<count).map { _ in
+                Int.random(in: 0..<4, using: &generator) == 0 ? near.randomElement(using: &generator)! : UInt8.random(in: 0x20...0xFF, using: &generator)
+            }
+            for from in 0...count { check(bytes, from: from, "trial \(trial) from \(from): \(bytes)") }
+        }
+    }
+
     func testARecordReadForSomeFieldsHasOnlyThoseStrings() throws {
         let text = #"[{"albumId": 2, "id": 8, "title": "t\u00e9", "url": "https://h/8", "thumbnailUrl": "https://h/t8"}]"#
         let data = Data(text.utf8)
