@@ -166,6 +166,30 @@ final class CatalogTests: XCTestCase {
         XCTAssertFalse(fromFile.changedSinceLoad)
     }
 
+    /// The feed reads a job, then the later records sharing its URL, then the next job: in a
+    /// catalog that lists its images twice, each read jumps half the file. The reader's two
+    /// windows make that a read of the file per window's worth of records, not one per record
+    /// (with one window, each of these 3000 reads refilled 64 KiB).
+    func testReadingBackAndForthBetweenTwoPlacesReadsTheFileOncePerWindow() throws {
+        let records = Fixtures.records(3000)
+        let dir = Fixtures.temporaryDirectory(self)
+        let path = try Fixtures.writeCatalog(records, to: dir.appendingPathComponent("c.json"))
+        let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        XCTAssertGreaterThan(size, 4 * 64 * 1024, "the file spans several windows")
+        let catalog = try Catalog(source: path, path: path)
+        var reader = CatalogReader(catalog.records)
+        for position in 0..<1500 {
+            XCTAssertEqual(reader.record(position), records[position])
+            XCTAssertEqual(reader.record(position + 1500), records[position + 1500])
+        }
+        let windows = (size + 64 * 1024 - 1) / (64 * 1024)
+        XCTAssertLessThanOrEqual(reader.fills, windows + 2, "a read per window's worth of records, at most one more per half")
+        // A third place still reads right, refilling the window used longer ago.
+        XCTAssertEqual(reader.record(700), records[700])
+        XCTAssertEqual(reader.record(2999), records[2999])
+        XCTAssertEqual(reader.record(1499), records[1499])
+    }
+
     /// A record over 1 MiB (and under the 4 MiB limit) is read in order like any other.
     func testAHugeRecordIsReadInOrder() throws {
         var records = Fixtures.records(3)

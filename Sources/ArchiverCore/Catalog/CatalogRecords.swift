@@ -212,13 +212,28 @@ struct CatalogRecords: RandomAccessCollection, Sendable {
     }
 }
 
-/// Decodes records from a catalog's storage, keeping a window of the file so that a pass in or
-/// near file order costs one read per window. Not shared between threads: one per pass.
+/// Decodes records from a catalog's storage, keeping two windows of the file so that a pass in
+/// or near file order costs one read per window, and so does one that goes back and forth
+/// between two places (a job in catalog order and the later records sharing its URL, in a
+/// catalog that lists its images twice). Not shared between threads: one per pass.
 struct CatalogReader {
     let records: CatalogRecords
-    private var window: [UInt8] = []
-    private var windowStart = 0
-    private var windowCount = 0
+    /// A stretch of the file read in one `pread`.
+    private struct Window {
+        var bytes: [UInt8] = []
+        var start = 0
+        var count = 0
+        /// When it was last read from (the reader's `clock`): the other window is refilled first.
+        var used = 0
+
+        func holds(_ start: Int, _ end: Int) -> Bool {
+            start >= self.start && end <= self.start + count
+        }
+    }
+    private var windows = [Window(), Window()]
+    private var clock = 0
+    /// Windows read from the file so far.
+    private(set) var fills = 0
     private static let windowSize = 64 * 1024
 
     init(_ records: CatalogRecords) {
@@ -251,12 +266,19 @@ struct CatalogReader {
                 Self.parse(raw.bindMemory(to: UInt8.self).prefix(upTo: end), at: start, fields: fields, layout: records.storage.layout)
             }
         case .file(let descriptor, _, _):
-            if start < windowStart || end > windowStart + windowCount {
-                guard fill(descriptor, from: start, atLeast: end - start) else { return nil }
+            var w = windows[0].holds(start, end) ? 0 : 1
+            if !windows[w].holds(start, end) {
+                w = windows[0].used <= windows[1].used ? 0 : 1
+                fills += 1
+                guard fill(&windows[w], descriptor, from: start, atLeast: end - start) else { return nil }
             }
-            let (from, to) = (start - windowStart, end - windowStart)
+            clock += 1
+            windows[w].used = clock
+            let (from, to) = (start - windows[w].start, end - windows[w].start)
             let layout = records.storage.layout
-            return window.withUnsafeBufferPointer { Self.parse(UnsafeBufferPointer(rebasing: $0[..<to]), at: from, fields: fields, layout: layout) }
+            return windows[w].bytes.withUnsafeBufferPointer {
+                Self.parse(UnsafeBufferPointer(rebasing: $0[..<to]), at: from, fields: fields, layout: layout)
+            }
         }
     }
 
@@ -273,19 +295,19 @@ struct CatalogReader {
         return try? columns.record(bytes, row, fields: fields, schema: layout.schema)
     }
 
-    private mutating func fill(_ descriptor: FileDescriptor, from offset: Int, atLeast length: Int) -> Bool {
+    private func fill(_ window: inout Window, _ descriptor: FileDescriptor, from offset: Int, atLeast length: Int) -> Bool {
         let size = max(Self.windowSize, length)
-        if window.count < size { window = [UInt8](repeating: 0, count: size) }
+        if window.bytes.count < size { window.bytes = [UInt8](repeating: 0, count: size) }
         var got = 0
         while got < size {
-            let n = window.withUnsafeMutableBytes { raw in
+            let n = window.bytes.withUnsafeMutableBytes { raw in
                 try? descriptor.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[got..<size]), at: Int64(offset + got))
             }
             guard let n, n > 0 else { break }
             got += n
         }
-        windowStart = offset
-        windowCount = got
+        window.start = offset
+        window.count = got
         return got >= length
     }
 }
