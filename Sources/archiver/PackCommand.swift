@@ -33,9 +33,10 @@ enum PackCommand {
             let result = try packer.pack(URL(fileURLWithPath: directory), to: destination)
             print("\(result.sha256)  \(output ?? destination.path)")
             print("packed \(result.entries) entries (\(result.images) images), \(result.bytes) bytes")
-            if !result.leftOut.isEmpty {
-                let shown = result.leftOut.prefix(3).joined(separator: ", ") + (result.leftOut.count > 3 ? ", ..." : "")
-                printError("archiver: left out \(result.leftOut.count) file\(result.leftOut.count == 1 ? "" : "s") of images/ that the manifest does not list for a done item (\(shown))")
+            let leftOut = result.leftOut
+            if leftOut.count > 0 {
+                let shown = leftOut.first.joined(separator: ", ") + (leftOut.count > leftOut.first.count ? ", ..." : "")
+                printError("archiver: left out \(leftOut.count) file\(leftOut.count == 1 ? "" : "s") of images/ that the manifest does not list for a done item (\(shown))")
             }
             let notPacked = result.notPacked
             if notPacked.count > 0 {

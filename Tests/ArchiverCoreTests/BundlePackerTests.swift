@@ -136,7 +136,7 @@ final class BundlePackerTests: XCTestCase {
             try Data("x".utf8).write(to: bundle.layout.images.appendingPathComponent(stray))
         }
         let result = try BundlePacker().pack(bundle.root, to: output("s.tar.gz"))
-        XCTAssertEqual(result.leftOut, ["images/0.png", "images/11.png", "images/zz.png"])
+        XCTAssertEqual(result.leftOut, .init(count: 3, first: ["images/0.png", "images/11.png", "images/zz.png"]))
         XCTAssertEqual(result.notPacked, .init(count: 2, first: ["images/10.png", "images/2.png"]))
         XCTAssertEqual(result.images, 7)
         let byBytes = { (a: String, b: String) in a.utf8.lexicographicallyPrecedes(b.utf8) }
@@ -150,6 +150,20 @@ final class BundlePackerTests: XCTestCase {
     }
 
     /// Without `images/`, every done item's image is named as not packed, the first three by bytes.
+    /// A bundle directory may hold any number of files no item lists: pack counts them and
+    /// keeps the first three by bytes for its message, not a path string for each.
+    func testPackCountsStrayFilesAndKeepsOnlyTheFirstFewNames() throws {
+        let bundle = try BundleFixture.make(ids: [1, 2])
+        defer { bundle.remove() }
+        for n in 0..<1500 {
+            try Data("x".utf8).write(to: bundle.layout.images.appendingPathComponent("stray-\(n).png"))
+        }
+        let result = try BundlePacker().pack(bundle.root, to: output("strays.tar.gz"))
+        XCTAssertEqual(result.leftOut, .init(count: 1500, first: ["images/stray-0.png", "images/stray-1.png", "images/stray-10.png"]))
+        XCTAssertEqual(result.images, 2)
+        XCTAssertFalse(try entries(of: output("strays.tar.gz")).contains { $0.path.contains("stray") })
+    }
+
     func testPackWithoutAnImagesDirectoryNamesEveryDoneImageAsNotPacked() throws {
         try FileManager.default.removeItem(at: fixture.layout.images)
         let result = try BundlePacker().pack(fixture.root, to: output("a.tar.gz"))

@@ -26,15 +26,24 @@ public struct BundlePacker: Sendable {
         public var bytes: Int64
         public var sha256: String
         /// Files in `images/` the manifest does not list for a done item, not packed.
-        public var leftOut: [String] = []
+        public var leftOut = PathSample()
         /// Done items' images that are missing or not regular files, so not in the tarball.
-        public var notPacked = NotPacked()
+        public var notPacked = PathSample()
     }
 
-    /// How many done items' images could not be packed, and the first few (by path).
-    public struct NotPacked: Sendable, Equatable {
+    /// How many paths there are of a kind, and the first few (by bytes): what a directory
+    /// holds may be millions of names, and only the count and a sample are said.
+    public struct PathSample: Sendable, Equatable {
         public var count = 0
         public var first: [String] = []
+        /// How many `first` keeps.
+        static let kept = 3
+
+        /// Counts `path`, keeping it if it is among the first few (paths come in byte order).
+        mutating func add(_ path: @autoclosure () -> String) {
+            count += 1
+            if first.count < Self.kept { first.append(path()) }
+        }
     }
 
     /// The paths the tarball of `directory` holds, in order (directories end in `/`).
@@ -51,8 +60,8 @@ public struct BundlePacker: Sendable {
         var names = NameTable()
         /// Indices into `names` of the images to pack, in order.
         var packed: [UInt32] = []
-        var leftOut: [String] = []
-        var notPacked = NotPacked()
+        var leftOut = PathSample()
+        var notPacked = PathSample()
 
         /// Every path in the tarball's order: the images' follow `images/`, which no other path
         /// but the directory itself starts with.
@@ -103,7 +112,7 @@ public struct BundlePacker: Sendable {
         var notPackedCount = 0
         func notPackedImage(_ index: Int) {
             notPackedCount += 1
-            if notPacked.count < 3 { notPacked.append(prefix + listed[index]) }
+            if notPacked.count < PathSample.kept { notPacked.append(prefix + listed[index]) }
         }
         var next = 0
         if case .directory = BundleLayout.fileKind(atPath: layout.images.path), let images = OpenDirectory(path: layout.images.path) {
@@ -114,7 +123,7 @@ public struct BundlePacker: Sendable {
                     next += 1
                 }
                 guard next < listed.count, listed.compare(next, with: index, of: plan.names) == 0 else {
-                    plan.leftOut.append(prefix + plan.names[index])
+                    plan.leftOut.add(prefix + plan.names[index])
                     continue
                 }
                 if images.kind(of: listed[next])?.isRegular == true {
@@ -134,7 +143,7 @@ public struct BundlePacker: Sendable {
             notPacked.append(path)
         }
         notPacked.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        plan.notPacked = NotPacked(count: notPackedCount, first: Array(notPacked.prefix(3)))
+        plan.notPacked = PathSample(count: notPackedCount, first: Array(notPacked.prefix(PathSample.kept)))
         plan.others += try layout.pagePaths(items: items, failed: failed)
         plan.others.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         return plan
