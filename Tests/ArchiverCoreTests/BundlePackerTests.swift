@@ -164,6 +164,26 @@ final class BundlePackerTests: XCTestCase {
         XCTAssertFalse(try entries(of: output("strays.tar.gz")).contains { $0.path.contains("stray") })
     }
 
+    /// A manifest may say a done item's file is outside `images/`: pack never packs such a path
+    /// (nor follows it), counts each distinct one as not packed, and keeps them in a table, not
+    /// a set of strings (a hostile manifest may list millions). The manifest itself is packed.
+    func testDoneItemsListedOutsideImagesAreCountedOnceEachAsNotPacked() throws {
+        let bundle = try BundleFixture.make(count: 6)
+        defer { bundle.remove() }
+        var text = try String(contentsOf: bundle.layout.manifest, encoding: .utf8)
+        for (id, path) in [(1, "zz/b.png"), (2, "elsewhere/a.png"), (3, "elsewhere/a.png"), (4, "manifest.json")] {
+            text = text.replacingOccurrences(of: "\"path\": \"images/\(id).png\"", with: "\"path\": \"\(path)\"")
+        }
+        try Data(text.utf8).write(to: bundle.layout.manifest)
+        let result = try BundlePacker().pack(bundle.root, to: output("outside.tar.gz"))
+        XCTAssertEqual(result.notPacked, .init(count: 2, first: ["elsewhere/a.png", "zz/b.png"]))
+        XCTAssertEqual(result.images, 2, "ids 5 and 6")
+        XCTAssertEqual(result.leftOut.count, 4, "1.png to 4.png are no done item's file now")
+        let paths = try entries(of: output("outside.tar.gz")).map(\.path)
+        XCTAssertTrue(paths.contains("manifest.json"))
+        XCTAssertFalse(paths.contains { $0.hasPrefix("elsewhere") || $0.hasPrefix("zz") })
+    }
+
     func testPackWithoutAnImagesDirectoryNamesEveryDoneImageAsNotPacked() throws {
         try FileManager.default.removeItem(at: fixture.layout.images)
         let result = try BundlePacker().pack(fixture.root, to: output("a.tar.gz"))

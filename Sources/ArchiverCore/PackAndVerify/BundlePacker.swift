@@ -85,8 +85,9 @@ public struct BundlePacker: Sendable {
     private func plan(_ directory: URL) throws(BundleError) -> Plan {
         let layout = BundleLayout(root: directory)
         let prefix = BundleLayout.imagesPath + "/"
-        // Listed paths other than a name in `images/` (`images/` itself, a path elsewhere).
-        var listedOthers = Set<String>()
+        // Listed paths other than a name in `images/` (`images/` itself, a path elsewhere): a
+        // table, as a hostile manifest may list millions.
+        var listedOthers = NameTable()
         var listed = NameTable()
         var items = 0, failed = 0
         try layout.readManifest { item throws(BundleError) in
@@ -98,7 +99,9 @@ public struct BundlePacker: Sendable {
                         throw .unreadableManifest(path: layout.manifest.path, reason: NameTable.fullReason)
                     }
                 } else {
-                    listedOthers.insert(path)
+                    guard listedOthers.append(path[...]) else {
+                        throw .unreadableManifest(path: layout.manifest.path, reason: NameTable.fullReason)
+                    }
                 }
             }
         }
@@ -138,9 +141,15 @@ public struct BundlePacker: Sendable {
             notPackedImage(next)
             next += 1
         }
-        for path in listedOthers where !plan.others.contains(path) {
+        listedOthers.sort()
+        var othersNotPacked = 0
+        for index in 0..<listedOthers.count where index == 0 || listedOthers.compare(index, with: index - 1, of: listedOthers) != 0 {
+            let path = listedOthers[index]
+            guard !plan.others.contains(path) else { continue }
             notPackedCount += 1
-            notPacked.append(path)
+            // Sorted already: the first few are all that can be among the first few overall.
+            if othersNotPacked < PathSample.kept { notPacked.append(path) }
+            othersNotPacked += 1
         }
         notPacked.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         plan.notPacked = PathSample(count: notPackedCount, first: Array(notPacked.prefix(PathSample.kept)))
