@@ -198,6 +198,54 @@ final class HostileBundleTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: kept.deletingLastPathComponent().path), [])
     }
 
+    /// The copy of standard input is made under a name no one can guess and created, never
+    /// opened: a FIFO planted at the name it had (`catalog.tmp-PID`) used to take the copy, and
+    /// the run failed reading it back ("Illegal seek"; had 64 KiB gone in first, it would have
+    /// blocked). A copy a dead run left is removed; the FIFO is not touched.
+    func testTheCopyOfStandardInputIsNeverWrittenIntoSomethingPlantedForIt() throws {
+        signal(SIGPIPE, SIG_IGN)
+        let kept = root.appendingPathComponent("out/.archiver/catalog")
+        let state = kept.deletingLastPathComponent().path
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        let planted = state + "/catalog.tmp-\(getpid())"
+        XCTAssertEqual(mkfifo(planted, 0o600), 0)
+        let leftover = state + "/catalog.tmp-\(try deadPID())-77"
+        try Data("half a catalog".utf8).write(to: URL(fileURLWithPath: leftover))
+        var rows = "id,url\n"
+        for id in 1...5000 { rows += "\(id),https://example.com/\(id).png\n" }
+        XCTAssertGreaterThan(rows.utf8.count, 1 << 17, "more than a pipe holds")
+        var fds: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&fds), 0)
+        let writeEnd = fds[1]
+        let text = Data(rows.utf8)
+        let writer = Thread {
+            _ = Self.write(writeEnd, text, upTo: text.count)
+            close(writeEnd)
+        }
+        writer.start()
+        // Waited for with a deadline, so that the old behaviour fails the test rather than hanging it.
+        let loaded = DispatchSemaphore(value: 0)
+        let result = Locked<Result<Int, CatalogError>?>(nil)
+        let readEnd = fds[0]
+        Thread {
+            let outcome = Result { () throws(CatalogError) in
+                try CatalogLoader.standardInput(kept: kept, options: CatalogOptions(), input: FileDescriptor(rawValue: readEnd)).records.count
+            }
+            result.withLock { $0 = outcome }
+            loaded.signal()
+        }.start()
+        XCTAssertEqual(loaded.wait(timeout: .now() + 60), .success, "the copy blocked")
+        close(fds[0])
+        XCTAssertEqual(try result.withLock { $0 }?.get(), 5000)
+        XCTAssertEqual(try Data(contentsOf: kept), text, "the copy kept for a later run")
+        var info = stat()
+        XCTAssertEqual(lstat(planted, &info), 0)
+        XCTAssertEqual(info.st_mode & S_IFMT, S_IFIFO, "the planted FIFO is left as it was")
+        XCTAssertEqual(info.st_size, 0)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: leftover), "a dead run's copy is removed")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: state).sorted(), ["catalog", "catalog.tmp-\(getpid())"])
+    }
+
     /// Writes `chunk` to `fd` over and over until `total` bytes are in or a write fails (the
     /// reader is gone); returns how many bytes went in.
     /// A pipe or device named as the catalog's path is parsed as it is copied: an endless one

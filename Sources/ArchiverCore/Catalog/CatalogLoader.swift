@@ -67,10 +67,16 @@ public enum CatalogLoader {
         if count == 0, access(kept.path, R_OK) == 0 {
             return try Catalog(source: "-", path: kept.path, options: options)
         }
-        let temporary = kept.path + ".tmp-\(getpid())"
+        // The copy is written under a name no other process can guess, created here or not at
+        // all: a FIFO planted at a guessable name (`catalog.tmp-PID`, as this was named) took
+        // the copy (the run failed reading it back, or blocked once 64 KiB were in it), and a
+        // hard link there had its target truncated. A killed run's copy goes once its process has.
+        let prefix = kept.lastPathComponent + ".tmp-"
+        Leftovers.remove(in: directory, prefix: prefix, directories: false, legacy: true)
+        let temporary = directory + "/" + prefix + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let output: FileDescriptor
         do {
-            output = try FileDescriptor.open(temporary, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o600)
+            output = try FileDescriptor.open(temporary, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
         } catch {
             throw .unreadable(source: "-", reason: "cannot write \(temporary): \(error)")
         }
