@@ -43,7 +43,12 @@ final class GalleryTests: XCTestCase {
     func testTitlesSourceAndKindsAreEscapedOnEveryPage() throws {
         let hostile = "<script>alert('x')</script> & \"quotes\""
         var manifest = try manifest(count: 1500, title: { $0 % 500 == 2 ? hostile : "photo \($0)" }, error: { id in
-            id % 500 == 2 ? RecordedError(kind: "<b>kind", message: hostile) : nil
+            guard id % 500 == 2 else { return nil }
+            // Read back, a kind no version writes is `unknown` (JournalTests); set here, past that,
+            // to hold the pages' escaping to account on its own.
+            var error = RecordedError(kind: "io", message: hostile)
+            error.kind = "<b>kind"
+            return error
         })
         manifest.items[1].status = .done  // id 2: a done item with the title, ids 502 and 1002 failed
         manifest.items[1].error = nil

@@ -19,6 +19,39 @@ final class JournalTests: XCTestCase {
         }
     }
 
+    /// A journal or manifest read back may be hostile: a kind no version writes is read as
+    /// `unknown` (status, merge and the gallery keep a group per kind), and a message is cut to
+    /// 4 KiB at a character (one holds a URL a catalog may make 4 MiB long). Every kind an
+    /// `ItemError` has is kept as it is.
+    func testAFailuresKindIsOneTheArchiverWritesAndItsMessageIsBounded() throws {
+        let url = "https://h/x"
+        let errors: [ItemError] = [
+            .httpStatus(404, url: url), .timeout(seconds: 3, url: url), .network("n", url: url), .unreachable("u", url: url),
+            .hostDown(host: "h", reason: "r", url: url), .tls("t", url: url), .truncated(expected: 2, received: 1, url: url),
+            .tooLarge(limit: 1, url: url), .tooManyRedirects(url: url), .headerTooLarge(limit: 1, url: url),
+            .forbiddenAddress(url: url), .unauthorized(401, url: url), .notImage("n"), .unacceptedFormat(.gif, accepted: "png"),
+            .checksumMismatch(expected: "a", actual: "b", url: url), .invalidURL("u"), .unsafeKey("k"), .io("i"),
+        ] + ImageFormat.allCases.map { .invalidImage($0, "bad") }
+        for error in errors {
+            XCTAssertEqual(RecordedError(error).kind, error.kind, "\(error)")
+        }
+        XCTAssertEqual(RecordedError(kind: "not-png", message: "m").kind, "not-png", "an older version's kind")
+
+        let line = JournalLine.encode(
+            ItemRecord(id: 5, url: url, source: url, status: .failed, attempts: 1, error: RecordedError(kind: "io", message: "m")))
+        XCTAssertTrue(line.contains("\tio\t"), line)
+        let hostile = line.replacingOccurrences(of: "\tio\t", with: "\tkind-of-its-own-7\t")
+        XCTAssertEqual(JournalLine.decode(hostile.dropLast())?.error?.kind, "unknown")
+
+        let item = #"{"albumId": 1, "id": 5, "status": "failed", "title": "", "url": "u", "source": "u", "attempts": 1, "error": {"kind": "<b>x</b>", "message": "m"}}"#
+        XCTAssertEqual(try JSONDecoder().decode(Manifest.Item.self, from: Data(item.utf8)).error?.kind, "unknown")
+
+        let long = String(repeating: "\u{e9}", count: 5000) + "z"  // 10,001 bytes, 2 to a character
+        let cut = RecordedError(kind: "network", message: long).message
+        XCTAssertEqual(cut, String(repeating: "\u{e9}", count: 2048) + "...")
+        XCTAssertEqual(RecordedError(kind: "network", message: String(repeating: "a", count: 4096)).message.utf8.count, 4096, "4 KiB is kept whole")
+    }
+
     func testDoneLinesCarryValidatorsAndOlderLinesWithoutThemStillRead() {
         let stamp = FileStamp(inode: 42, modified: 1_700_000_000_123_456_789)
         let validators = [

@@ -51,15 +51,45 @@ struct ItemRecord: Sendable, Equatable {
 }
 
 /// A failure as recorded in the journal and the manifest.
+///
+/// Journals and manifests are read back from bundles that may be hostile, and a run keeps every
+/// failure in memory: a kind no version of the archiver writes is read as `unknown` (the kinds
+/// are grouped, counted and given a gallery section each, so a million distinct ones would cost
+/// a million groups), and a message is cut to `maxMessageBytes` (one holds its URL, which a
+/// catalog may make 4 MiB long, and a dead host fails every record).
 struct RecordedError: Sendable, Equatable, Codable {
     var kind: String
     var status: Int?
     var message: String
 
+    /// The longest message kept, in UTF-8 bytes; a longer one is cut there and ends in "...".
+    static let maxMessageBytes = 4096
+
     init(kind: String, status: Int? = nil, message: String) {
-        self.kind = kind
+        self.kind = ItemError.recordedKinds.contains(kind) ? kind : "unknown"
         self.status = status
-        self.message = message
+        self.message = Self.capped(message)
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            kind: try container.decode(String.self, forKey: .kind), status: try container.decodeIfPresent(Int.self, forKey: .status),
+            message: try container.decode(String.self, forKey: .message))
+    }
+
+    /// `message`, or its first `maxMessageBytes` (whole characters' scalars) and "...".
+    static func capped(_ message: String) -> String {
+        guard message.utf8.count > maxMessageBytes else { return message }
+        var bytes = 0
+        var end = message.unicodeScalars.startIndex
+        for scalar in message.unicodeScalars {
+            let size = UTF8.width(scalar)
+            guard bytes + size <= maxMessageBytes else { break }
+            bytes += size
+            end = message.unicodeScalars.index(after: end)
+        }
+        return String(message.unicodeScalars[..<end]) + "..."
     }
 
     init(_ error: ItemError) {

@@ -62,6 +62,15 @@ public enum ItemError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Every kind the archiver records or has recorded (`not-png` before other formats were
+    /// accepted), and `unknown`, which stands for any other a journal or manifest holds.
+    static let recordedKinds: Set<String> = Set(
+        [
+            "http-status", "timeout", "network", "host-down", "tls", "truncated", "too-large", "too-many-redirects",
+            "header-too-large", "forbidden-address", "unauthorized", "not-image", "unaccepted-format", "checksum-mismatch",
+            "invalid-url", "unsafe-key", "io", "not-png", "unknown",
+        ] + ImageFormat.allCases.map { "invalid-" + $0.rawValue })
+
     /// The HTTP status for `http-status` failures.
     var status: Int? {
         if case .httpStatus(let code, _) = self { return code }
