@@ -52,6 +52,35 @@ final class JournalTests: XCTestCase {
         XCTAssertEqual(RecordedError(kind: "network", message: String(repeating: "a", count: 4096)).message.utf8.count, 4096, "4 KiB is kept whole")
     }
 
+    /// A journal says an id again on every run that reaches it, and a hostile one may say one id
+    /// ten million times: the index drops repeated ids while it reads, once the lines pass
+    /// twice the ids it kept, and ends with the same latest line per id as reading them all.
+    func testTheIndexOfAJournalThatRepeatsItsIDsHoldsTheIDsNotTheLines() throws {
+        let dir = Fixtures.temporaryDirectory(self)
+        let path = dir.appendingPathComponent("journal").path
+        var text = ""
+        // 40 integer ids and 10 string ids, said over and over; the last word on each is its own.
+        for round in 0..<200 {
+            for id in 1...40 { text += JournalLine.encode(ItemRecord(id: RecordID(id), url: "u\(round)", source: "s", status: .pending)) }
+            for id in 1...10 {
+                let record = ItemRecord(
+                    id: RecordID("s\(id)"), url: "u\(round)", source: "s", status: .failed, attempts: round,
+                    error: RecordedError(kind: "io", message: "m"))
+                text += JournalLine.encode(record)
+            }
+        }
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        let compacting = JournalIndex(path: path, compactingFrom: 64)
+        let whole = JournalIndex(path: path, compactingFrom: .max)
+        XCTAssertEqual(whole.peakLines, 10_000)
+        XCTAssertLessThan(compacting.peakLines, 200, "at most twice the 50 ids, or the floor, between drops")
+        XCTAssertEqual(compacting.lineCount, 10_000)
+        XCTAssertEqual(compacting.count, 50)
+        XCTAssertEqual(compacting.allRecords(), whole.allRecords())
+        XCTAssertEqual(compacting.record(for: 7)?.url, "u199")
+        XCTAssertEqual(compacting.record(for: "s3")?.attempts, 199)
+    }
+
     func testDoneLinesCarryValidatorsAndOlderLinesWithoutThemStillRead() {
         let stamp = FileStamp(inode: 42, modified: 1_700_000_000_123_456_789)
         let validators = [

@@ -37,6 +37,8 @@ struct JournalIndex: Sendable {
     private let entries: [Entry]
     /// Lines in the journal, including those a later line for the same id supersedes.
     let lineCount: Int
+    /// The most lines held at once while reading (before repeated ids were dropped).
+    let peakLines: Int
 
     var count: Int { entries.count }
     var isEmpty: Bool { entries.isEmpty }
@@ -120,11 +122,14 @@ struct JournalIndex: Sendable {
     /// Reads the journal at `path` (an empty index when there is none). A line without its
     /// newline is the torn end of an interrupted write and is left out. A line whose status and
     /// id parse is trusted; if the rest of it is damaged, `record(for:)` returns nil and the
-    /// record is fetched again.
-    init(path: String) {
+    /// record is fetched again. Past `floor` lines it drops repeated ids as it reads (tests
+    /// lower it).
+    init(path: String, compactingFrom floor: Int = compactionFloor) {
         let file = MappedFile(path: path)
         var lines: [Entry] = []
         var count = 0
+        var compactAt = floor
+        var peak = 0
         file?.read { base in
             let length = file?.length ?? 0
             var start = 0
@@ -143,13 +148,33 @@ struct JournalIndex: Sendable {
                 {
                     let (key, hasStringID) = Self.key(id)
                     lines.append(Entry(key: key, offset: start, length: size, status: status, hasStringID: hasStringID))
+                    // A journal says an id again on every run that gets to it: with lines past
+                    // twice the distinct ids of the last count, keep only the latest of each, so
+                    // memory follows the records, not the lines (a hostile journal of 10 million
+                    // lines of one id took 433 MB).
+                    if lines.count >= compactAt {
+                        peak = max(peak, lines.count)
+                        lines = Self.latest(of: lines, in: file)
+                        compactAt = max(floor, 2 * lines.count)
+                    }
                 }
                 start = newline + 1
             }
         }
         file?.relinquish()
         text = file
-        // Latest line per id: by key, then by position in the file; keep the last of each id.
+        peakLines = max(peak, lines.count)
+        entries = Self.latest(of: lines, in: file)
+        lineCount = count
+    }
+
+    /// Below this many lines the index never drops repeated ids while it reads.
+    static let compactionFloor = 1 << 20
+
+    /// The latest line of each id among `lines`, sorted by key: by key, then by position in the
+    /// file, keeping the last of each id.
+    private static func latest(of lines: [Entry], in file: MappedFile?) -> [Entry] {
+        var lines = lines
         lines.sort { $0.precedes($1) }
         var latest: [Entry] = []
         latest.reserveCapacity(lines.count)
@@ -175,8 +200,7 @@ struct JournalIndex: Sendable {
             }
             first = end
         }
-        entries = latest
-        lineCount = count
+        return latest
     }
 }
 
