@@ -7,7 +7,8 @@ enum VerifyCommand {
         name: "verify", synopsis: "archiver verify DIR|FILE.tar.gz [--json]",
         summary: """
             Checks that every done item's file has the manifest's size and sha256 and is a sound PNG,
-            and that images/ holds nothing else; prints one line per problem and a summary.
+            and that images/ holds nothing else; prints one line per problem (the first 1000 of bad
+            items and of unexpected files; the rest are counted) and a summary.
             """,
         options: [.flag("--json", "print a report as JSON on stdout") { $0 = true }],
         notes: "exit status: 0 all good, 1 problems found, 2 unusable input", operands: .file)
@@ -36,6 +37,9 @@ enum VerifyCommand {
         } else {
             for problem in report.problems {
                 print(problem.message)
+            }
+            for line in report.unnamed {
+                print(line)
             }
             print(report.summary)
         }

@@ -396,21 +396,81 @@ final class HostileBundleTests: XCTestCase {
         }
     }
 
-    func testVerifyOfATarballNamesAThousandUnlistedEntriesAndCountsTheRest() throws {
-        let one = try shard("s1", 1, of: 2)
-        let tarball = root.appendingPathComponent("many.tar.gz")
+    /// A bundle of 1200 done items, made a shard 1/1, packed by hand into `name` with none of
+    /// its images but with 1500 entries under `images/` that are no file merge or verify takes:
+    /// 1490 in a subdirectory (20 of them with 64 KiB names, as libarchive reads names of 512 KiB
+    /// and more) and 10 with names no file system holds (4 KiB).
+    private func tarballOfStrays(_ name: String) throws -> URL {
+        let fixture = try BundleFixture.make(count: 1200)
+        defer { fixture.remove() }
+        var manifest = try fixture.manifest()
+        manifest.catalog.shard = Manifest.ShardInfo(shard: try XCTUnwrap(Shard(index: 1, count: 1)), records: 1200)
+        let manifestFile = root.appendingPathComponent(name + ".manifest.json")
+        try manifest.write(to: manifestFile)
+        let tarball = root.appendingPathComponent(name)
         let writer = try TarballWriter(path: tarball.path, modificationTime: 0)
-        let manifest = try Data(contentsOf: BundleLayout(root: one).manifest)
-        for name in try FileManager.default.contentsOfDirectory(atPath: BundleLayout(root: one).images.path) where !name.hasPrefix(".") {
-            try writer.addFile("images/" + name, data: Data(contentsOf: BundleLayout(root: one).images.appendingPathComponent(name)))
+        for index in 0..<1500 {
+            let entry = switch index {
+            case ..<10: "images/\(index)" + String(repeating: "b", count: 4 << 10)
+            case ..<30: "images/d/\(index)" + String(repeating: "a", count: 64 << 10)
+            default: "images/d/\(index)"
+            }
+            try writer.addFile(entry, data: Data())
         }
-        for index in 0..<1500 { try writer.addFile("images/\(100_000 + index).png", data: Data()) }
-        try writer.addFile("manifest.json", data: manifest)
+        try writer.addFile("manifest.json", data: Data(contentsOf: manifestFile))
         try writer.close()
+        return tarball
+    }
+
+    func testVerifyOfATarballOfStraysAndBadItemsNamesAThousandOfEachClippedAndCountsThemAll() throws {
+        let tarball = try tarballOfStrays("s.tar.gz")
         let report = try BundleVerifier().verify(tarball)
-        XCTAssertEqual(report.verified, report.done)
-        XCTAssertEqual(report.problems.count, BundleVerifier.maxNamedStrays + 1)
-        XCTAssertEqual(report.problems.filter { $0.message == "unexpected file (and 500 more, not named)" }.count, 1)
+        XCTAssertEqual(report.done, 1200)
+        XCTAssertEqual(report.badItems, 1200)
+        XCTAssertEqual(report.unexpectedFiles, 1500)
+        XCTAssertEqual(report.problems.filter { $0.kind == .missing }.count, VerificationReport.maxNamed)
+        XCTAssertEqual(report.problems.filter { $0.kind == .unexpected }.count, VerificationReport.maxNamed)
+        XCTAssertEqual(report.problems.count, 2 * VerificationReport.maxNamed)
+        for problem in report.problems {
+            XCTAssertLessThanOrEqual(problem.path.utf8.count, 1024, String(problem.path.prefix(100)))
+            XCTAssertLessThanOrEqual(problem.message.utf8.count, 1024 + 100, String(problem.message.prefix(100)))
+        }
+        XCTAssertEqual(report.problems.filter { $0.path.hasSuffix("…") }.count, 30, "the 4 KiB and 64 KiB names, clipped")
+        XCTAssert(report.summary.hasPrefix("BAD: 0 of 1200 done items verified in \(tarball.path); 1200 bad, 1500 unexpected files"), report.summary)
+    }
+
+    func testVerifyOfADirectoryOfUnlistedFilesAndBadItemsNamesAThousandOfEachAndCountsThemAll() throws {
+        let fixture = try BundleFixture.make(count: 1200)
+        defer { fixture.remove() }
+        let images = fixture.layout.images
+        for id in 1...1200 { try FileManager.default.removeItem(at: fixture.image(id)) }
+        for index in 0..<1500 {
+            XCTAssert(FileManager.default.createFile(atPath: images.appendingPathComponent("x\(index).png").path, contents: nil))
+        }
+        let report = try BundleVerifier().verify(fixture.root)
+        XCTAssertEqual(report.badItems, 1200)
+        XCTAssertEqual(report.unexpectedFiles, 1500)
+        let unexpected = report.problems.filter { $0.kind == .unexpected }.map(\.path)
+        XCTAssertEqual(report.problems.filter { $0.kind == .missing }.count, VerificationReport.maxNamed)
+        XCTAssertEqual(unexpected.count, VerificationReport.maxNamed)
+        let all = (0..<1500).map { "images/x\($0).png" }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        XCTAssertEqual(unexpected, Array(all.prefix(VerificationReport.maxNamed)), "the first by bytes")
+
+        let text = try runBounded(["verify", fixture.root.path])
+        XCTAssertEqual(text.status, 1, text.stderr)
+        let lines = text.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 2 * VerificationReport.maxNamed + 3)
+        XCTAssertEqual(Array(lines.suffix(3)), [
+            "and 200 more bad items, not named: verify names the first 1000 of each kind",
+            "and 500 more unexpected files, not named: verify names the first 1000 of each kind",
+            "BAD: 0 of 1200 done items verified in \(fixture.root.path); 1200 bad, 1500 unexpected files (0 failed, 0 pending in the manifest)",
+        ])
+        let json = try runBounded(["verify", fixture.root.path, "--json"])
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual((object["problems"] as? [Any])?.count, 2 * VerificationReport.maxNamed)
+        XCTAssertEqual(object["badItems"] as? Int, 1200)
+        XCTAssertEqual(object["unexpectedFiles"] as? Int, 1500)
+        XCTAssertEqual(object["ok"] as? Bool, false)
     }
 }
 

@@ -51,11 +51,11 @@ public struct BundleVerifier: Sendable {
             }
             tally.check(item, path: path, facts: facts)
         }
-        return tally.report(unexpected: listed.indices.filter { !listed[$0] }.map { prefix + names[$0] })
+        // Counted, and the first few named: images/ may hold millions of files no item lists.
+        var unexpected = Sample(keeping: VerificationReport.maxNamed)
+        for index in listed.indices where !listed[index] { unexpected.add(prefix + names[index]) }
+        return tally.report(unexpected: unexpected)
     }
-
-    /// Unexpected files of a tarball named in the report; more are counted in one line.
-    static let maxNamedStrays = 1000
 
     /// Verifies a tarball made by `pack`, streaming its entries in two passes: the first spools
     /// `manifest.json` (last in a tarball `pack` makes) to an unnamed temporary file and takes
@@ -92,11 +92,8 @@ public struct BundleVerifier: Sendable {
         // By index in `listed`: 56 bytes a file.
         var files = [FileFacts.Packed?](repeating: nil, count: listed.count)
         var imageErrors: [Int: ItemError] = [:]
-        var strays: [String] = []
-        var unnamed = 0
-        func stray(_ path: String) {
-            if strays.count < Self.maxNamedStrays { strays.append(path) } else { unnamed += 1 }
-        }
+        // Counted, and the first few named, each clipped: libarchive reads names of 512 KiB.
+        var strays = Sample(keeping: VerificationReport.maxNamed)
         // A tarball `pack` made holds the listed names in `listed`'s order.
         var next = 0
         while let entry = try reader.next(readingData: false) {
@@ -119,10 +116,9 @@ public struct BundleVerifier: Sendable {
                 files[index] = FileFacts.Packed(facts)
                 imageErrors[index] = facts.imageError
             } else {
-                stray(path)
+                strays.add(path.clipped)
             }
         }
-        if unnamed > 0 { strays.append("(and \(unnamed) more, not named)") }
         rewind(manifest)
         // Every file kept is one the manifest lists: the others are strays already.
         var tally = VerificationTally(source: tarball.path)

@@ -1,4 +1,5 @@
-/// What `verify` found: every problem with a done item or an unexpected file, and the counts.
+/// What `verify` found: the counts, and the problems with done items and the unexpected files,
+/// the first `maxNamed` of each kind by name (each path clipped to `String.maxShownBytes`).
 public struct VerificationReport: Sendable, Codable, Equatable {
     /// One thing wrong with the bundle.
     public struct Problem: Sendable, Codable, Equatable, CustomStringConvertible {
@@ -30,6 +31,8 @@ public struct VerificationReport: Sendable, Codable, Equatable {
         public var message: String
 
         init(id: RecordID?, path: String, kind: Kind, detail: String) {
+            // A manifest's path or a tarball's entry name is outside input: megabytes, maybe.
+            let path = path.clipped
             self.id = id
             self.path = path
             self.kind = kind
@@ -47,13 +50,31 @@ public struct VerificationReport: Sendable, Codable, Equatable {
     var verified: Int
     var failed: Int
     var pending: Int
+    /// The first `maxNamed` bad items (in the manifest's order), then the first `maxNamed`
+    /// unexpected files (in byte order).
     public var problems: [Problem]
+    /// Done items with a problem, and files no done item lists: all of them, named or not.
+    var badItems: Int
+    var unexpectedFiles: Int
+
+    /// Problems of each kind (bad items, unexpected files) a report names; the rest are counted
+    /// only: a bundle from outside may hold millions of either, and a report named 200,000
+    /// unlisted files at 227 MB.
+    static let maxNamed = 1000
 
     /// Whether every done item checked out and nothing unexpected was found.
-    public var ok: Bool { problems.isEmpty }
+    public var ok: Bool { badItems == 0 && unexpectedFiles == 0 }
 
-    var unexpectedFiles: Int { problems.filter { $0.kind == .unexpected }.count }
-    var badItems: Int { problems.count - unexpectedFiles }
+    /// A line for each kind with problems `problems` does not name, e.g.
+    /// `and 500 more unexpected files, not named: verify names the first 1000 of each kind`.
+    public var unnamed: [String] {
+        let named = problems.count { $0.kind == .unexpected }
+        var lines: [String] = []
+        for (count, what) in [(badItems - (problems.count - named), "bad item"), (unexpectedFiles - named, "unexpected file")] where count > 0 {
+            lines.append("and \(count) more \(what)\(count == 1 ? "" : "s"), not named: verify names the first \(Self.maxNamed) of each kind")
+        }
+        return lines
+    }
 
     /// The closing line, e.g. `OK: 5000 of 5000 done items verified in DIR (0 failed, 0 pending in the manifest)`.
     public var summary: String {
@@ -64,11 +85,14 @@ public struct VerificationReport: Sendable, Codable, Equatable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case source, items, done, verified, failed, pending, problems, ok
+        case source, items, done, verified, failed, pending, problems, ok, badItems, unexpectedFiles
     }
 
+    /// A report whose counts of bad items and unexpected files are those `problems` names,
+    /// unless given.
     init(
-        source: String, items: Int, done: Int, verified: Int, failed: Int, pending: Int, problems: [Problem]
+        source: String, items: Int, done: Int, verified: Int, failed: Int, pending: Int, problems: [Problem],
+        badItems: Int? = nil, unexpectedFiles: Int? = nil
     ) {
         self.source = source
         self.items = items
@@ -77,15 +101,21 @@ public struct VerificationReport: Sendable, Codable, Equatable {
         self.failed = failed
         self.pending = pending
         self.problems = problems
+        let named = problems.count { $0.kind == .unexpected }
+        self.badItems = badItems ?? problems.count - named
+        self.unexpectedFiles = unexpectedFiles ?? named
     }
 
+    /// Reads a report, one written before the counts were (every problem named) too.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
             source: try c.decode(String.self, forKey: .source), items: try c.decode(Int.self, forKey: .items),
             done: try c.decode(Int.self, forKey: .done), verified: try c.decode(Int.self, forKey: .verified),
             failed: try c.decode(Int.self, forKey: .failed), pending: try c.decode(Int.self, forKey: .pending),
-            problems: try c.decode([Problem].self, forKey: .problems))
+            problems: try c.decode([Problem].self, forKey: .problems),
+            badItems: try c.decodeIfPresent(Int.self, forKey: .badItems),
+            unexpectedFiles: try c.decodeIfPresent(Int.self, forKey: .unexpectedFiles))
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -97,6 +127,8 @@ public struct VerificationReport: Sendable, Codable, Equatable {
         try c.encode(failed, forKey: .failed)
         try c.encode(pending, forKey: .pending)
         try c.encode(problems, forKey: .problems)
+        try c.encode(badItems, forKey: .badItems)
+        try c.encode(unexpectedFiles, forKey: .unexpectedFiles)
         try c.encode(ok, forKey: .ok)
     }
 }

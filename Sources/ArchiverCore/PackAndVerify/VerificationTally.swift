@@ -1,5 +1,6 @@
-/// The report `verify` builds as the manifest's items stream past: counts, and each done item's
-/// problem; the caller finds the unexpected files (those of `images/` the manifest does not list).
+/// The report `verify` builds as the manifest's items stream past: counts, and the problems of
+/// the first `VerificationReport.maxNamed` bad done items; the caller finds the unexpected files
+/// (those of `images/` the manifest does not list).
 struct VerificationTally {
     private var report: VerificationReport
 
@@ -25,18 +26,21 @@ struct VerificationTally {
     /// Checks a done item against the facts of its file (nil: no file).
     mutating func check(_ item: Manifest.Item, path: String, facts: FileFacts?) {
         if let problem = Self.problem(with: item, path: path, facts: facts) {
-            report.problems.append(problem)
+            if report.badItems < VerificationReport.maxNamed { report.problems.append(problem) }
+            report.badItems += 1
         } else {
             report.verified += 1
         }
     }
 
-    /// The report, with the paths of `unexpected` (in byte order) as unexpected files.
-    func report(unexpected: [String]) -> VerificationReport {
+    /// The report, with the unexpected files counted in `unexpected` and the paths it keeps
+    /// (at most `VerificationReport.maxNamed`, put in byte order) named.
+    func report(unexpected: Sample) -> VerificationReport {
         var report = report
-        for path in unexpected.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+        for path in unexpected.first.prefix(VerificationReport.maxNamed).sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
             report.problems.append(.init(id: nil, path: path, kind: .unexpected, detail: "unexpected file"))
         }
+        report.unexpectedFiles = unexpected.count
         return report
     }
 
