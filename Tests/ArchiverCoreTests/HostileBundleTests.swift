@@ -422,6 +422,29 @@ final class HostileBundleTests: XCTestCase {
         return tarball
     }
 
+    func testMergeOfATarballOfStraysAndBadItemsNamesAFewOfEachClippedAndCountsThemAll() throws {
+        let tarball = try tarballOfStrays("s.tar.gz")
+        let result = try runBounded(["merge", "--quiet", "--out", root.appendingPathComponent("merged").path, tarball.path])
+        XCTAssertEqual(result.status, 1, String(result.stderr.prefix(2000)))
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        // Five of each kind, one line counting the rest, and the verdict (there were 2700 lines).
+        XCTAssertEqual(lines.count, 12, String(result.stderr.prefix(2000)))
+        for line in lines {
+            // About 1 KiB of path, and the shard's name and the words around it.
+            XCTAssertLessThanOrEqual(line.utf8.count, 1024 + 200, String(line.prefix(200)))
+        }
+        XCTAssertEqual(lines.filter { $0.contains(": unexpected file images/") }.count, 5)
+        XCTAssertEqual(lines.filter { $0.contains(": missing (images/") }.count, 5)
+        XCTAssertEqual(lines.filter { $0.hasSuffix("…") }.count, 5, "the 4 KiB names, clipped")
+        XCTAssert(lines.contains(
+            "archiver: shard 1/1 (\(tarball.path)): and 1195 more bad items and 1495 more unexpected files, not named here; "
+                + "'archiver verify' of this shard names up to 1000 of each"), String(result.stderr.prefix(2000)))
+        XCTAssertEqual(
+            lines.last,
+            "archiver: merge refused: 1200 bad items and 1500 unexpected files in the shards above; nothing written. Rerun or repack the damaged shard")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: root.appendingPathComponent("merged").path))
+    }
+
     func testVerifyOfATarballOfStraysAndBadItemsNamesAThousandOfEachClippedAndCountsThemAll() throws {
         let tarball = try tarballOfStrays("s.tar.gz")
         let report = try BundleVerifier().verify(tarball)

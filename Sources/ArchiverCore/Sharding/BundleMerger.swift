@@ -141,8 +141,12 @@ public struct BundleMerger: Sendable {
         }
         let problems = ShardSet.problems(shards)
         guard problems.isEmpty else { throw .refused(problems) }
-        let damage = shards.flatMap(\.digest.damage)
-        guard damage.isEmpty else { throw .damaged(damage) }
+        let damaged = shards.map(\.digest).filter(\.isDamaged)
+        guard damaged.isEmpty else {
+            throw .damaged(
+                lines: damaged.flatMap(\.damage), badItems: damaged.reduce(0) { $0 + $1.badItems.count },
+                unexpectedFiles: damaged.reduce(0) { $0 + $1.unexpected.count })
+        }
 
         let order = try MergedOutput.order(shards)
         state.withLock {

@@ -40,7 +40,7 @@ struct ShardBundle: Sendable {
     /// rebuilt by `merge`.
     static func read(_ path: String, into copier: ImageCopier, spool: String, items: String) throws(MergeError) -> ShardBundle {
         var copies = ShardDigest.Copies()
-        var unexpected: [String] = []
+        var unexpected = Sample(keeping: ShardDigest.named)
         var manifestPath = spool
         var isTarball = false
         do throws(BundleError) {
@@ -75,7 +75,7 @@ struct ShardBundle: Sendable {
     /// One pass over a tarball: its images copied, its manifest's bytes written to `spool`.
     private static func copyTarball(
         _ path: String, into copier: ImageCopier, spool: String,
-        copies: inout ShardDigest.Copies, unexpected: inout [String]
+        copies: inout ShardDigest.Copies, unexpected: inout Sample
     ) throws(BundleError) {
         let stream = try TarballReader(path: path)
         var sawManifest = false
@@ -103,8 +103,10 @@ struct ShardBundle: Sendable {
             guard entry.hasPrefix(BundleLayout.imagesPath + "/") else { continue }
             let name = String(entry.dropFirst(BundleLayout.imagesPath.count + 1))
             if name.isEmpty, header.isDirectory { continue }
-            guard header.isRegularFile, !name.contains("/"), !copies.contains(name) else {
-                unexpected.append(entry)
+            // A name over NAME_MAX is no file merge could write: counted with the other strays,
+            // never kept whole as a failed copy (libarchive reads names of 512 KiB and more).
+            guard header.isRegularFile, name.utf8.count <= Int(NAME_MAX), !name.contains("/"), !copies.contains(name) else {
+                unexpected.add(entry.clipped)
                 continue
             }
             copies.add(name, copier.copy(to: name) { buffer, chunk throws(BundleError) in try stream.read(into: buffer, chunk) })
@@ -116,7 +118,7 @@ struct ShardBundle: Sendable {
     /// Decodes the manifest at `manifestPath` through a digest and into the item spool at `items`.
     private static func digest(
         _ path: String, isTarball: Bool, manifestPath: String, items: String,
-        copies: ShardDigest.Copies, unexpected: [String]
+        copies: ShardDigest.Copies, unexpected: Sample
     ) throws(MergeError) -> ShardBundle {
         var digest: ShardDigest?
         let spool: ItemSpool.Writer

@@ -59,7 +59,18 @@ struct ShardDigest {
         }
 
         /// The names not taken.
-        var names: [String] { entries.filter { !$0.taken }.map(\.name) + Array(failed.keys) }
+        var names: [String] {
+            var names: [String] = []
+            forEachUntaken { names.append($0) }
+            return names
+        }
+
+        /// Each name not taken, without building a list of them (a directory may hold millions
+        /// no item lists): the copied ones as kept, then those that failed, in byte order.
+        func forEachUntaken(_ body: (String) -> Void) {
+            for entry in entries where !entry.taken { body(entry.name) }
+            for name in failed.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) { body(name) }
+        }
 
         /// Where `name` is in `entries` (in name order), by its bytes.
         private func index(of name: String) -> Int? {
@@ -83,8 +94,15 @@ struct ShardDigest {
     var strangers: (count: Int, examples: [String]) = (0, [])
     /// The first item that does not come after the one before it in id order.
     var outOfOrder: String?
-    /// A line per bad item or file.
-    var damage: [String] = []
+    /// How many bad items and unexpected files `merge` names for a shard; the rest are counted
+    /// (`verify` of the shard names up to `VerificationReport.maxNamed` of each).
+    static let named = 5
+    /// Done items whose file is missing or not what the manifest says: the count and a line
+    /// for each of the first few (a manifest may list a million).
+    var badItems = Sample(keeping: named)
+    /// Paths in `images/` that no done item takes (a tarball's entries that are not files merge
+    /// can copy, files no item lists), each clipped: the count and the first few.
+    var unexpected = Sample(keeping: named)
     var ids = IDList()
     var albums: [Int] = []
 
@@ -124,31 +142,48 @@ struct ShardDigest {
         // name (another id's, `images/zzz.png`) would leave the merged item without its file.
         if let path = item.path, !Manifest.isOwnPath(path, for: item.id) {
             misplaced.count += 1
-            if misplaced.examples.count < 5 { misplaced.examples.append("\(item.id): \(path)") }
+            if misplaced.examples.count < 5 { misplaced.examples.append("\(item.id): \(path.clipped)") }
             return
         }
         let path = item.path ?? KeyedStore.relativePath(for: item.id, format: item.format ?? .png) ?? "images/"
         let prefix = BundleLayout.imagesPath + "/"
         let file = path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path
+        // The manifest's path is outside input: up to 8 MiB.
         switch copies.take(file) {
-        case nil: damage.append("\(name): \(item.id): missing (\(path))")
-        case .failure(let error)?: damage.append("\(name): \(item.id): \(error.description) (\(path))")
+        case nil: badItems.add("\(name): \(item.id): missing (\(path.clipped))")
+        case .failure(let error)?: badItems.add("\(name): \(item.id): \(error.description) (\(path.clipped))")
         case .success(let copied)?:
             if let bytes = item.bytes, bytes != copied.bytes {
-                damage.append("\(name): \(item.id): size mismatch: \(copied.bytes) bytes, manifest says \(bytes) (\(path))")
+                badItems.add("\(name): \(item.id): size mismatch: \(copied.bytes) bytes, manifest says \(bytes) (\(path.clipped))")
             } else if let sha256 = item.sha256, SHA256Digest(hex: sha256) != copied.sha256 {
-                damage.append("\(name): \(item.id): sha256 mismatch (\(path))")
+                badItems.add("\(name): \(item.id): sha256 mismatch (\(path.clipped))")
             }
         }
     }
 
-    /// After the last item: files no done item lists are damage too.
-    mutating func finish(unexpected: [String]) {
+    /// After the last item: files no done item lists are damage too, counted after
+    /// `unexpected`, the tarball's entries that were not copied.
+    mutating func finish(unexpected entries: Sample) {
         let prefix = BundleLayout.imagesPath + "/"
-        for entry in unexpected + copies.names.map({ prefix + $0 }) {
-            damage.append("\(name): unexpected file \(entry)")
-        }
+        unexpected = entries
+        copies.forEachUntaken { name in unexpected.add((prefix + name).clipped) }
         copies = Copies()
-        damage.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    /// Whether any done item is bad or any file unexpected.
+    var isDamaged: Bool { badItems.count > 0 || unexpected.count > 0 }
+
+    /// The lines `merge` prints for this shard: one for each bad item and unexpected file kept,
+    /// in byte order, and one that counts those not named.
+    var damage: [String] {
+        var lines = badItems.first + unexpected.first.map { "\(name): unexpected file \($0)" }
+        lines.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        var more: [String] = []
+        if badItems.unnamed > 0 { more.append("\(badItems.unnamed) more bad item\(badItems.unnamed == 1 ? "" : "s")") }
+        if unexpected.unnamed > 0 { more.append("\(unexpected.unnamed) more unexpected file\(unexpected.unnamed == 1 ? "" : "s")") }
+        if !more.isEmpty {
+            lines.append("\(name): and \(more.joined(separator: " and ")), not named here; 'archiver verify' of this shard names up to \(VerificationReport.maxNamed) of each")
+        }
+        return lines
     }
 }
