@@ -25,26 +25,15 @@ public struct BundlePacker: Sendable {
         public var images: Int
         public var bytes: Int64
         public var sha256: String
-        /// Files in `images/` the manifest does not list for a done item, not packed.
-        public var leftOut = PathSample()
+        /// Files in `images/` the manifest does not list for a done item, not packed: how many,
+        /// and the first few by bytes (a directory may hold millions).
+        public var leftOut = Sample(keeping: named)
         /// Done items' images that are missing or not regular files, so not in the tarball.
-        public var notPacked = PathSample()
+        public var notPacked = Sample(keeping: named)
     }
 
-    /// How many paths there are of a kind, and the first few (by bytes): what a directory
-    /// holds may be millions of names, and only the count and a sample are said.
-    public struct PathSample: Sendable, Equatable {
-        public var count = 0
-        public var first: [String] = []
-        /// How many `first` keeps.
-        static let kept = 3
-
-        /// Counts `path`, keeping it if it is among the first few (paths come in byte order).
-        mutating func add(_ path: @autoclosure () -> String) {
-            count += 1
-            if first.count < Self.kept { first.append(path()) }
-        }
-    }
+    /// How many paths of each kind `pack` names (each clipped to 1 KiB); the rest are counted.
+    static let named = 3
 
     /// The paths the tarball of `directory` holds, in order (directories end in `/`).
     func entries(of directory: URL) throws(BundleError) -> [String] {
@@ -60,8 +49,8 @@ public struct BundlePacker: Sendable {
         var names = NameTable()
         /// Indices into `names` of the images to pack, in order.
         var packed: [UInt32] = []
-        var leftOut = PathSample()
-        var notPacked = PathSample()
+        var leftOut = Sample(keeping: named)
+        var notPacked = Sample(keeping: named)
 
         /// Every path in the tarball's order: the images' follow `images/`, which no other path
         /// but the directory itself starts with.
@@ -115,7 +104,7 @@ public struct BundlePacker: Sendable {
         var notPackedCount = 0
         func notPackedImage(_ index: Int) {
             notPackedCount += 1
-            if notPacked.count < PathSample.kept { notPacked.append(prefix + listed[index]) }
+            if notPacked.count < Self.named { notPacked.append((prefix + listed[index]).clipped) }
         }
         var next = 0
         if case .directory = BundleLayout.fileKind(atPath: layout.images.path), let images = OpenDirectory(path: layout.images.path) {
@@ -126,7 +115,7 @@ public struct BundlePacker: Sendable {
                     next += 1
                 }
                 guard next < listed.count, listed.compare(next, with: index, of: plan.names) == 0 else {
-                    plan.leftOut.add(prefix + plan.names[index])
+                    plan.leftOut.add((prefix + plan.names[index]).clipped)
                     continue
                 }
                 if images.kind(of: listed[next])?.isRegular == true {
@@ -148,11 +137,11 @@ public struct BundlePacker: Sendable {
             guard !plan.others.contains(path) else { continue }
             notPackedCount += 1
             // Sorted already: the first few are all that can be among the first few overall.
-            if othersNotPacked < PathSample.kept { notPacked.append(path) }
+            if othersNotPacked < Self.named { notPacked.append(path.clipped) }
             othersNotPacked += 1
         }
         notPacked.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        plan.notPacked = PathSample(count: notPackedCount, first: Array(notPacked.prefix(PathSample.kept)))
+        plan.notPacked = Sample(keeping: Self.named, count: notPackedCount, first: notPacked)
         plan.others += try layout.pagePaths(items: items, failed: failed)
         plan.others.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         return plan

@@ -2,20 +2,27 @@
 /// paths and problems outside input gives them (a tarball's entries, a directory's files, a
 /// manifest's items). There may be millions, and a path libarchive reads may be 512 KiB and
 /// more: keeping each (1,500 such entries took `merge` to 1.57 GB) is what a report must not do.
-struct Sample: Sendable, Equatable {
+public struct Sample: Sendable, Equatable {
     /// How many `first` keeps.
-    let limit: Int
+    public let limit: Int
     /// How many were added.
-    private(set) var count = 0
+    public private(set) var count = 0
     /// The first `limit` added, in the order they came.
-    private(set) var first: [String] = []
+    public private(set) var first: [String] = []
 
     init(keeping limit: Int) {
         self.limit = limit
     }
 
+    /// A sample already taken: `count` in all, `first` the first of them (at most `limit`).
+    init(keeping limit: Int, count: Int, first: [String]) {
+        self.limit = limit
+        self.count = count
+        self.first = Array(first.prefix(limit))
+    }
+
     /// How many were counted but not kept.
-    var unnamed: Int { count - first.count }
+    public var unnamed: Int { count - first.count }
 
     /// Counts one, and keeps `text` (only built then) while fewer than `limit` are kept.
     mutating func add(_ text: @autoclosure () -> String) {
