@@ -220,7 +220,28 @@ final class CatalogTests: XCTestCase {
         let records = Fixtures.records(4) + [Fixtures.record(2, colour: "000000"), Fixtures.record(4, colour: "000001")]
         let path = try Fixtures.writeCatalog(records, to: dir.appendingPathComponent("c.json"))
         XCTAssertThrowsError(try Catalog(source: path, path: path)) { error in
-            XCTAssertEqual(error as? CatalogError, .duplicateIDs(source: path, ids: [2, 4]))
+            XCTAssertEqual(error as? CatalogError, .duplicateIDs(source: path, ids: [2, 4], count: 2))
+        }
+    }
+
+    /// A catalog may repeat a million ids, and a string id may be 4 MiB: the error decodes and
+    /// names the first five (a string id by its first 60 bytes) and counts the rest.
+    func testDuplicateIDsAreCountedAndOnlyTheFirstFewNamed() throws {
+        let long = String(repeating: "x", count: 100_000)
+        var records = (1...40).map { Fixtures.record($0, colour: "0000aa") }
+        for id in 1...8 { records.append(Fixtures.record(id * 3, colour: "0000bb")) }
+        records.append(CatalogRecord(albumId: 1, id: RecordID(long), title: "", url: "https://h/a", thumbnailUrl: ""))
+        records.append(CatalogRecord(albumId: 1, id: RecordID(long), title: "", url: "https://h/b", thumbnailUrl: ""))
+        let text = try String(decoding: JSONEncoder().encode(records), as: UTF8.self)
+        XCTAssertThrowsError(try Catalog(source: "d.json", data: Data(text.utf8))) { error in
+            guard case .duplicateIDs(_, let ids, let count)? = error as? CatalogError else { return XCTFail("\(error)") }
+            XCTAssertEqual(count, 9)
+            XCTAssertEqual(ids, [3, 6, 9, 12, 15])
+            XCTAssertTrue("\(error)".hasSuffix("duplicate ids: 3, 6, 9, 12, 15 and 4 more"), "\(error)")
+        }
+        let few = records.filter { $0.id.integer == nil || $0.id.integer! > 40 || $0.id.integer! <= 2 } + [records[0]]
+        XCTAssertThrowsError(try Catalog(source: "d.json", data: JSONEncoder().encode(few))) { error in
+            XCTAssertLessThan("\(error)".utf8.count, 200, "the long id shown by its first 60 bytes")
         }
     }
 

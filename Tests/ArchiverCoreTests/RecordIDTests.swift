@@ -112,7 +112,7 @@ final class RecordIDTests: XCTestCase {
 
         let text = #"[{"id": 7, "url": "u"}, {"id": "x", "url": "u"}, {"id": "7", "url": "u"}, {"id": "x", "url": "u"}]"#
         XCTAssertThrowsError(try Catalog(source: "d.json", data: Data(text.utf8))) { error in
-            XCTAssertEqual(error as? CatalogError, .duplicateIDs(source: "d.json", ids: [7, "x"]))
+            XCTAssertEqual(error as? CatalogError, .duplicateIDs(source: "d.json", ids: [7, "x"], count: 2))
             XCTAssertEqual("\(error)", #"catalog d.json has duplicate ids: 7, "x""#)
         }
         XCTAssertNoThrow(try Catalog(source: "n.json", data: Data(#"[{"id": "\u00e9", "url": "u"}, {"id": "e\u0301", "url": "u"}]"#.utf8)))

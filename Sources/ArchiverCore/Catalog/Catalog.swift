@@ -117,9 +117,9 @@ public struct Catalog: Sendable {
         self.source = source
         sha256 = scanned.sha256
         records = CatalogRecords(storage: storage, entries: scanned.entries, arena: scanned.arena, end: scanned.end)
-        let duplicates = records.duplicateIDs
-        if !duplicates.isEmpty {
-            throw .duplicateIDs(source: source, ids: duplicates)
+        let duplicates = records.duplicateIDs(keeping: 5)
+        if duplicates.count > 0 {
+            throw .duplicateIDs(source: source, ids: duplicates.ids, count: duplicates.count)
         }
     }
 
@@ -139,7 +139,8 @@ public struct Catalog: Sendable {
 public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
     case unreadable(source: String, reason: String)
     case malformed(source: String, detail: String)
-    case duplicateIDs(source: String, ids: [RecordID])
+    /// `count` ids occur more than once; `ids` are the first few.
+    case duplicateIDs(source: String, ids: [RecordID], count: Int)
     /// The file was edited in place while a run was reading records back from it.
     case changedDuringRun(source: String)
 
@@ -149,10 +150,10 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
             "cannot read catalog \(source): \(reason)"
         case .malformed(let source, let detail):
             "catalog \(source): \(detail)"
-        case .duplicateIDs(let source, let ids):
+        case .duplicateIDs(let source, let ids, let count):
             "catalog \(source) has duplicate ids: "
-                + ids.prefix(5).map(\.description).joined(separator: ", ")
-                + (ids.count > 5 ? " and \(ids.count - 5) more" : "")
+                + ids.map(\.description).joined(separator: ", ")
+                + (count > ids.count ? " and \(count - ids.count) more" : "")
         case .changedDuringRun(let source):
             "catalog \(source) changed during the run, which reads records back from it; "
                 + "no manifest was written. Replace the file only between runs, then run again to resume"

@@ -201,14 +201,20 @@ struct CatalogRecords: RandomAccessCollection, Sendable {
         return stems
     }
 
-    /// Ids that occur more than once (in id order, each once).
-    var duplicateIDs: [RecordID] {
-        var duplicates: [Int32] = []
+    /// How many ids occur more than once, and the first `limit` of them (in id order, each
+    /// once): only those are decoded (a string id may be 4 MiB, and a catalog may repeat a
+    /// million).
+    func duplicateIDs(keeping limit: Int) -> (ids: [RecordID], count: Int) {
+        var first: [RecordID] = []
+        var count = 0
+        var last: Int32?
         for k in byID.indices.dropFirst() where Self.equal(entries[Int(byID[k])], entries[Int(byID[k - 1])], arena) {
-            if let last = duplicates.last, Self.equal(entries[Int(last)], entries[Int(byID[k])], arena) { continue }
-            duplicates.append(byID[k])
+            if let last, Self.equal(entries[Int(last)], entries[Int(byID[k])], arena) { continue }
+            last = byID[k]
+            count += 1
+            if first.count < limit { first.append(id(at: Int(byID[k]))) }
         }
-        return duplicates.map { id(at: Int($0)) }
+        return (first, count)
     }
 }
 
