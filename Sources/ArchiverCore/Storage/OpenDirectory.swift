@@ -40,7 +40,8 @@ final class OpenDirectory {
         try descriptor.open(at: name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
     }
 
-    /// The total size of the regular files in the directory.
+    /// The total size of the regular files in the directory, clamped at `Int64.max`: sparse
+    /// files can each claim up to 2^63 - 1 bytes, and `status` must report, not trap, on them.
     func totalBytes() -> Int64 {
         let copy = dup(descriptor.rawValue)
         guard copy >= 0, let directory = fdopendir(copy) else { return 0 }
@@ -51,7 +52,7 @@ final class OpenDirectory {
             let found = withUnsafePointer(to: &entry.pointee.d_name) { name in
                 name.withMemoryRebound(to: CChar.self, capacity: 256) { fstatat(descriptor.rawValue, $0, &info, AT_SYMLINK_NOFOLLOW) == 0 }
             }
-            if found, (info.st_mode & S_IFMT) == S_IFREG { total += Int64(info.st_size) }
+            if found, (info.st_mode & S_IFMT) == S_IFREG { total.saturatingAdd(Int64(info.st_size)) }
         }
         return total
     }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import XCTest
 @testable import ArchiverCore
@@ -16,6 +19,29 @@ enum Fixtures {
         try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         test.addTeardownBlock { try? FileManager.default.removeItem(at: url) }
         return url
+    }
+
+    /// A fresh directory on tmpfs (`/dev/shm`), removed when the test ends: only there can a
+    /// sparse file claim up to 2^63 - 1 bytes (ext4, under `/tmp`, stops at 16 TiB). Skips the
+    /// test where there is no such directory.
+    static func memoryDirectory(_ test: XCTestCase) throws -> URL {
+        let url = URL(fileURLWithPath: "/dev/shm/archiver-tests-\(UUID().uuidString)")
+        do {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
+        } catch {
+            throw XCTSkip("no tmpfs at /dev/shm for a sparse file: \(error)")
+        }
+        test.addTeardownBlock { try? FileManager.default.removeItem(at: url) }
+        return url
+    }
+
+    /// Makes `url` a sparse file that claims `size` bytes (none are written); skips the test
+    /// when the file system refuses the size.
+    static func sparseFile(_ url: URL, size: Int64) throws {
+        let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+        guard fd >= 0 else { throw XCTSkip("cannot create \(url.path): errno \(errno)") }
+        defer { close(fd) }
+        guard ftruncate(fd, off_t(size)) == 0 else { throw XCTSkip("cannot make \(url.path) \(size) bytes: errno \(errno)") }
     }
 
     /// The placeholder images the built-in server answers with.
