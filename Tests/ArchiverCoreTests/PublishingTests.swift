@@ -99,4 +99,23 @@ final class PublishingTests: XCTestCase {
         XCTAssertEqual(try publishAgain().done, 4)
         XCTAssertTrue(FileManager.default.fileExists(atPath: layout.gallery.path), "a missing file is written again")
     }
+
+    /// Two sparse files in `pages/` claiming 2^63 - 1 bytes each (not named like pages, so no
+    /// gallery removes them) used to overflow the stamp's page bytes as the run published, and
+    /// kill it (SIGILL); the stamp now holds the clamped sum and the run completes.
+    func testHugeSparseFilesInPagesAreStampedClampedInsteadOfTrapping() throws {
+        out = try Fixtures.memoryDirectory(self)
+        try FileManager.default.createDirectory(at: layout.pages, withIntermediateDirectories: true)
+        for name in ["notes-1.bin", "notes-2.bin"] {
+            try Fixtures.sparseFile(layout.pages.appendingPathComponent(name), size: .max)
+        }
+        let (publishing, planned) = try publishing()
+        planned.ledger.record(try records.dropFirst().map { try PhaseFixtures.done($0, in: layout) }, bytes: 30)
+
+        let summary = try publishing.publish(cancelled: false, started: .now())
+        XCTAssertEqual(summary.done, 4)
+        let stamp = try XCTUnwrap(BundleStamp.read(layout), "a completed run stamps the bundle")
+        XCTAssertEqual(stamp.pageBytes, .max)
+        XCTAssertEqual(stamp.pageFiles, Fixtures.fileNames(in: layout.pages).filter { !$0.hasPrefix(".") }.count)
+    }
 }

@@ -10,6 +10,8 @@ struct BundleStamp: Codable, Equatable {
     var manifestBytes: Int64
     var galleryBytes: Int64
     /// Regular files in `pages/`, and their bytes: a page removed, added or cut short shows.
+    /// The bytes are clamped at `Int64.max`: sparse files put in `pages/` can each claim 2^63 - 1
+    /// bytes, and their sum must not trap the run or merge that stamps the bundle.
     var pageFiles: Int
     var pageBytes: Int64
 
@@ -35,7 +37,7 @@ struct BundleStamp: Codable, Equatable {
         for name in names where !name.hasPrefix(".") {
             guard let size = pages?.size(of: name) else { continue }
             pageFiles += 1
-            pageBytes += size
+            pageBytes.saturatingAdd(size)
         }
     }
 
