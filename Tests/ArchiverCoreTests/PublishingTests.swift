@@ -118,4 +118,34 @@ final class PublishingTests: XCTestCase {
         XCTAssertEqual(stamp.pageBytes, .max)
         XCTAssertEqual(stamp.pageFiles, Fixtures.fileNames(in: layout.pages).filter { !$0.hasPrefix(".") }.count)
     }
+
+    /// Done lines claiming 2^63 - 1 bytes, whose files (sparse) have that size, are kept by the
+    /// resume check; adding their bytes in the ledger's tally used to trap (SIGILL) as the run
+    /// published. The tally is now clamped and the run completes.
+    func testDoneLinesOfHugeSparseFilesAreTalliedClampedInsteadOfTrapping() throws {
+        out = try Fixtures.memoryDirectory(self)
+        let catalog = try Fixtures.catalog(records)
+        try FileManager.default.createDirectory(at: layout.images, withIntermediateDirectories: true)
+        var lines: [ItemRecord] = []
+        for record in records.prefix(2) {
+            let file = layout.images.appendingPathComponent(try XCTUnwrap(KeyedStore.fileName(for: record.id, format: .png)))
+            try Fixtures.sparseFile(file, size: .max)
+            lines.append(
+                ItemRecord(
+                    id: record.id, url: record.url, source: record.url, status: .done, bytes: .max, sha256: SHA256Digest.of(Data()),
+                    width: 1, height: 1, attempts: 1))
+        }
+        try PhaseFixtures.journal(lines, in: layout)
+        let (bundle, planned) = try PhaseFixtures.plan(catalog, configuration)
+        XCTAssertEqual(planned.plan.jobCount, 2, "both lines are kept: their files have the sizes they claim")
+        XCTAssertEqual(planned.ledger.tally().bytes, .max)
+
+        let publishing = Publishing(
+            catalog: catalog, configuration: configuration, bundle: bundle, planned: planned, fileSystem: POSIXFileSystem(),
+            log: { _ in })
+        planned.ledger.record(try records.suffix(2).map { try PhaseFixtures.done($0, in: layout) }, bytes: 20)
+        let summary = try publishing.publish(cancelled: false, started: .now())
+        XCTAssertEqual(summary.done, 4)
+        XCTAssertEqual(summary.bundleBytes, .max)
+    }
 }

@@ -263,7 +263,9 @@ final class Ledger: Sendable {
         }
     }
 
-    /// Statuses and done bytes of every record, without decoding any.
+    /// Statuses and done bytes of every record, without decoding any. The bytes are clamped at
+    /// `Int64.max`: a journal's done line may claim any size its file has (a sparse file can claim
+    /// 2^63 - 1), and the resume check keeps it, so adding two must not trap the run.
     typealias Tally = (done: Int, failed: Int, bytes: Int64, failuresByKind: [String: Int])
 
     func tally() -> Tally {
@@ -274,7 +276,7 @@ final class Ledger: Sendable {
                 case .none: break
                 case .done:
                     result.done += 1
-                    result.bytes += outcome.bytes
+                    result.bytes.saturatingAdd(outcome.bytes)
                 case .failed:
                     result.failed += 1
                     result.failuresByKind[state.errors[Int32(position)]?.kind ?? "unknown", default: 0] += 1
@@ -283,7 +285,7 @@ final class Ledger: Sendable {
                     guard let kept = previous.record(for: records.id(at: position)) else { break }
                     if kept.status == .done {
                         result.done += 1
-                        result.bytes += kept.bytes
+                        result.bytes.saturatingAdd(kept.bytes)
                     } else if kept.status == .failed {
                         result.failed += 1
                         result.failuresByKind[kept.error?.kind ?? "unknown", default: 0] += 1
