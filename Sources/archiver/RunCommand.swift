@@ -107,7 +107,7 @@ enum RunCommand {
             .number("--timeout", "SECONDS", in: 1...3600, unit: "seconds", default: "30", "per attempt, 1 to 3600") {
                 $0.configuration.timeout = $1
             },
-            .integer("--max-bytes", in: 1...(1 << 40), default: "52428800", "largest image accepted") {
+            .integer("--max-bytes", in: 1...Int(RunConfiguration.largestMaxBytes), default: "52428800", "largest image accepted") {
                 $0.configuration.maxBytes = Int64($1)
             },
             .number("--rate", "R", in: 0.01...100_000, unit: "requests a second", "at most R requests a second") {

@@ -32,4 +32,33 @@ final class ShardDigestTests: XCTestCase {
             XCTAssertEqual(Set(copies.names), ["1.png", "2.png"])
         }
     }
+
+    /// A done item of a shard's manifest as `run` writes it, claiming `bytes`.
+    private func done(_ id: Int, bytes: Int64?) -> Manifest.Item {
+        Manifest.Item(
+            id: RecordID(id), albumId: 1, title: "t", url: "u", source: "u", status: .done, path: "images/\(id).png", format: .png,
+            bytes: bytes, attempts: 1)
+    }
+
+    /// Two done items claiming 2^63 - 1 bytes each used to overflow the digest's sum and kill
+    /// `merge` (SIGILL) before their sizes were checked. A size no run can keep (below 0 or over
+    /// 2^40, the most --max-bytes allows) is now damage to the shard, and left out of the sum.
+    func testDoneItemsClaimingImpossibleSizesAreDamageNotATrap() {
+        var copies = ShardDigest.Copies()
+        for id in 1...4 { copies.add("\(id).png", copied(10)) }
+        var digest = ShardDigest(name: "shard 1/1 (s1)", shard: nil, copies: copies)
+        for (id, bytes) in [(1, Int64.max), (2, .max), (3, -1), (4, 10)] {
+            digest.add(done(id, bytes: bytes))
+        }
+        digest.finish(unexpected: Sample(keeping: ShardDigest.named))
+        XCTAssertEqual(digest.done, 4)
+        XCTAssertEqual(digest.bytes, 10, "only the possible size is added")
+        XCTAssertEqual(
+            digest.damage,
+            [
+                "shard 1/1 (s1): 1: impossible size: manifest says 9223372036854775807 bytes, where a done file has 0 to 1099511627776 (images/1.png)",
+                "shard 1/1 (s1): 2: impossible size: manifest says 9223372036854775807 bytes, where a done file has 0 to 1099511627776 (images/2.png)",
+                "shard 1/1 (s1): 3: impossible size: manifest says -1 bytes, where a done file has 0 to 1099511627776 (images/3.png)",
+            ], "each bad item is one line, its file taken (not also an unexpected file)")
+    }
 }

@@ -87,7 +87,9 @@ struct MergedOutput {
                 switch item.status {
                 case .done:
                     summary.done += 1
-                    summary.bytes += item.bytes ?? 0
+                    // Every done item's size is a copied file's here (`ShardDigest` made any
+                    // other damage, and merge refused it); clamped all the same, as every sum of sizes.
+                    summary.bytes.saturatingAdd(item.bytes ?? 0)
                 case .failed:
                     summary.failed += 1
                     summary.failuresByKind[item.error?.kind ?? "unknown", default: 0] += 1

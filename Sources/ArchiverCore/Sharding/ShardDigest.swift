@@ -127,7 +127,9 @@ struct ShardDigest {
             failuresByKind[item.error?.kind ?? "unknown", default: 0] += 1
         case .done:
             done += 1
-            bytes += item.bytes ?? 0
+            // Only a size some run could have kept is added (`check` makes any other damage),
+            // and clamped: a hostile manifest's sizes must not overflow the sum.
+            if let size = item.bytes, Self.sizes.contains(size) { bytes.saturatingAdd(size) }
             check(item)
         }
         if let shard, !shard.contains(url: item.url) {
@@ -135,6 +137,9 @@ struct ShardDigest {
             if strangers.examples.count < 5 { strangers.examples.append(item.id.description) }
         }
     }
+
+    /// The sizes a done item can have: no run keeps a file over `--max-bytes`, at most 2^40.
+    static let sizes: ClosedRange<Int64> = 0...RunConfiguration.largestMaxBytes
 
     /// A done item's file against what was copied for it (size and sha256).
     private mutating func check(_ item: Manifest.Item) {
@@ -153,7 +158,10 @@ struct ShardDigest {
         case nil: badItems.add("\(name): \(item.id): missing (\(path.clipped))")
         case .failure(let error)?: badItems.add("\(name): \(item.id): \(error.description) (\(path.clipped))")
         case .success(let copied)?:
-            if let bytes = item.bytes, bytes != copied.bytes {
+            if let bytes = item.bytes, !Self.sizes.contains(bytes) {
+                let most = Self.sizes.upperBound
+                badItems.add("\(name): \(item.id): impossible size: manifest says \(bytes) bytes, where a done file has 0 to \(most) (\(path.clipped))")
+            } else if let bytes = item.bytes, bytes != copied.bytes {
                 badItems.add("\(name): \(item.id): size mismatch: \(copied.bytes) bytes, manifest says \(bytes) (\(path.clipped))")
             } else if let sha256 = item.sha256, SHA256Digest(hex: sha256) != copied.sha256 {
                 badItems.add("\(name): \(item.id): sha256 mismatch (\(path.clipped))")
