@@ -241,4 +241,21 @@ final class MergeTests: XCTestCase {
         progress.readSeconds = 8
         XCTAssertEqual(progress.line(seconds: 10), "50000/200000 records joined, 4/4 shards read  25000 records/s  ETA 6 s")
     }
+
+    /// `Shard.maxCount` allows 100,000 shards, but the join kept each item's shard in 16 bits,
+    /// and a record in shard 65,537 trapped it (SIGILL). The index is now 32 bits wide: the
+    /// record of the last of 65,538 shards (the others hold none) is joined from that shard.
+    func testMergeJoinsARecordOfShardBeyondUInt16() throws {
+        let count = Int(UInt16.max) + 3
+        let info = Manifest.CatalogInfo(source: "test.json", sha256: String(repeating: "0", count: 64), records: 1)
+        let shards = (1...count).map { index in
+            var digest = ShardDigest(name: "shard \(index)/\(count)", shard: nil, copies: ShardDigest.Copies())
+            if index == count { digest.add(Manifest.Item(id: 7, albumId: 1, title: "t", url: "u", source: "u", status: .pending, attempts: 0)) }
+            return ShardBundle(path: "s\(index)", isTarball: false, catalog: info, field: .url, version: 1, digest: digest, items: "")
+        }
+        let order = try MergedOutput.order(shards)
+        XCTAssertEqual(order.count, 1)
+        XCTAssertEqual(order.shard.map(Int.init), [count - 1])
+        XCTAssertEqual(order.position, [0])
+    }
 }

@@ -16,9 +16,11 @@ struct MergedOutput {
     let joined: Locked<Int>
 
     /// Where each item of the merged manifest is, in id order: its shard, and its place in that
-    /// shard's digest. Six bytes a record: the ids and albums stay in the digests, not copied.
+    /// shard's digest. Eight bytes a record: the ids and albums stay in the digests, not copied.
+    /// The shard is a UInt32, not a UInt16: `Shard.maxCount` allows 100,000 shards, and a 16-bit
+    /// index trapped at the 65,537th (2 bytes more a record: 2 MB for a million records).
     struct Order {
-        var shard: [UInt16] = []
+        var shard: [UInt32] = []
         var position: [UInt32] = []
 
         var count: Int { shard.count }
@@ -43,7 +45,7 @@ struct MergedOutput {
                 throw .refused(["\(id) is in both \(other.name) and \(shards[best].name)"])
             }
             last = id
-            order.shard.append(UInt16(best))
+            order.shard.append(UInt32(best))
             order.position.append(UInt32(heads[best]))
             heads[best] += 1
         }
