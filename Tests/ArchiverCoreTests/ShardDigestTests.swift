@@ -40,6 +40,27 @@ final class ShardDigestTests: XCTestCase {
             bytes: bytes, attempts: 1)
     }
 
+    /// A sparse file in a shard's images/ may claim exabytes: merge used to copy its zeros until
+    /// the disk was full. One larger than any run keeps (2^40 bytes) is refused before a byte is
+    /// read, and nothing is left under its name; a small one still copies.
+    func testAFileLargerThanAnyRunKeepsIsNotCopied() throws {
+        let memory = try Fixtures.memoryDirectory(self)
+        let huge = memory.appendingPathComponent("huge.png")
+        try Fixtures.sparseFile(huge, size: RunConfiguration.largestMaxBytes + 1)
+        try Data("png".utf8).write(to: memory.appendingPathComponent("small.png"))
+        let out = memory.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: false)
+        let copier = try ImageCopier(directory: out.path)
+        guard case .failure(let error) = copier.copy(file: huge.path, to: "huge.png") else { return XCTFail("copied") }
+        XCTAssertEqual(error, ImageCopier.tooLarge)
+        XCTAssertEqual(copier.bytes, 0)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out.appendingPathComponent("huge.png").path))
+        guard case .success(let copied) = copier.copy(file: memory.appendingPathComponent("small.png").path, to: "small.png") else {
+            return XCTFail("the small file was not copied")
+        }
+        XCTAssertEqual(copied.bytes, 3)
+    }
+
     /// Two done items claiming 2^63 - 1 bytes each used to overflow the digest's sum and kill
     /// `merge` (SIGILL) before their sizes were checked. A size no run can keep (below 0 or over
     /// 2^40, the most --max-bytes allows) is now damage to the shard, and left out of the sum.

@@ -213,6 +213,9 @@ final class ImageCopier {
             try produce(buffer) { chunk throws(ItemError) in
                 hasher.update(chunk)
                 count += Int64(chunk.count)
+                // No run keeps a larger file: a tarball's entry (or a file) past it is no image,
+                // and would otherwise be copied until the disk was full.
+                guard count <= RunConfiguration.largestMaxBytes else { throw Self.tooLarge }
                 do throws(Errno) {
                     try fd.write(all: chunk)
                 } catch {
@@ -228,7 +231,11 @@ final class ImageCopier {
         return .success(Copied(bytes: count, sha256: hasher.digest()))
     }
 
-    /// Copies the regular file at `source` (never through a link) to `name`.
+    /// Why a file over `RunConfiguration.largestMaxBytes` is not copied.
+    static let tooLarge = ItemError.io("over \(RunConfiguration.largestMaxBytes) bytes, more than any run keeps")
+
+    /// Copies the regular file at `source` (never through a link) to `name`; one larger than any
+    /// run keeps (a sparse file claiming exabytes) is refused before a byte is read.
     func copy(file source: String, to name: String) -> Result<Copied, ItemError> {
         let input: FileDescriptor
         do {
@@ -237,6 +244,7 @@ final class ImageCopier {
             return .failure(.io(error.rawValue == ELOOP ? "a symbolic link" : error.description))
         }
         defer { input.close() }
+        if let info = try? input.status(), Int64(info.st_size) > RunConfiguration.largestMaxBytes { return .failure(Self.tooLarge) }
         return copy(to: name) { buffer, chunk throws(BundleError) in
             while true {
                 let n: Int
