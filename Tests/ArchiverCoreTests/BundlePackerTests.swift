@@ -24,7 +24,11 @@ final class BundlePackerTests: XCTestCase {
     private func entries(of tarball: URL) throws -> [TarballReader.Entry] {
         let reader = try TarballReader(path: tarball.path)
         var entries: [TarballReader.Entry] = []
-        while let entry = try reader.next() { entries.append(entry) }
+        while let entry = try reader.next() {
+            // The size the header declares, which merge checks before copying an entry.
+            XCTAssertEqual(entry.size, Int64(entry.data.count), entry.path)
+            entries.append(entry)
+        }
         return entries
     }
 

@@ -11,6 +11,8 @@ final class TarballReader {
         var permissions: UInt32
         var modificationTime: Int64
         var owner: String
+        /// The size the entry's header declares (its data is never longer); 0 when it declares none.
+        var size: Int64 = 0
         var data: Data
     }
 
@@ -56,7 +58,8 @@ final class TarballReader {
         var entry = Entry(
             path: name, isRegularFile: type == UInt32(Glibc.S_IFREG), isDirectory: type == UInt32(Glibc.S_IFDIR),
             permissions: UInt32(archive_entry_perm(header)), modificationTime: Int64(archive_entry_mtime(header)),
-            owner: "\(archive_entry_uid(header)):\(archive_entry_gid(header)) \(uname):\(gname)", data: Data())
+            owner: "\(archive_entry_uid(header)):\(archive_entry_gid(header)) \(uname):\(gname)",
+            size: archive_entry_size_is_set(header) != 0 ? Int64(archive_entry_size(header)) : 0, data: Data())
         if entry.isRegularFile, readingData {
             var data = Data()
             try readData { data.append(contentsOf: $0) }

@@ -109,6 +109,11 @@ struct ShardBundle: Sendable {
                 unexpected.add(entry.clipped)
                 continue
             }
+            // Larger than any run keeps: no image, and gzip makes a terabyte of zeros small.
+            guard header.size <= RunConfiguration.largestMaxBytes else {
+                copies.add(name, .failure(ImageCopier.tooLarge))
+                continue
+            }
             copies.add(name, copier.copy(to: name) { buffer, chunk throws(BundleError) in try stream.read(into: buffer, chunk) })
             if copier.full != nil { return }
         }
