@@ -245,6 +245,40 @@ final class MergeTests: XCTestCase {
     /// `Shard.maxCount` allows 100,000 shards, but the join kept each item's shard in 16 bits,
     /// and a record in shard 65,537 trapped it (SIGILL). The index is now 32 bits wide: the
     /// record of the last of 65,538 shards (the others hold none) is joined from that shard.
+    /// The shards' items are joined in id order through a heap of the shards by their next id:
+    /// 300 shards of interleaved integer and string ids (some shards empty, one holding most)
+    /// come out as one sort of them all would give, and an id in two shards is refused.
+    func testShardsAreJoinedInIDOrderWhateverTheirNumber() throws {
+        let info = Manifest.CatalogInfo(source: "test.json", sha256: String(repeating: "0", count: 64), records: 1)
+        var generator = SeededGenerator()
+        var all: [RecordID] = (1...3000).map { RecordID($0 * 7 % 3001) } + (0..<500).map { RecordID("s\($0 * 13 % 500)") }
+        all.shuffle(using: &generator)
+        var byShard = [[RecordID]](repeating: [], count: 300)
+        for (index, id) in all.enumerated() {
+            let shard = index % 3 == 0 ? 5 : Int.random(in: 0..<300, using: &generator)
+            if shard % 37 != 36 { byShard[shard].append(id) } else { byShard[5].append(id) }
+        }
+        func bundles(_ ids: [[RecordID]]) -> [ShardBundle] {
+            ids.enumerated().map { index, ids in
+                var digest = ShardDigest(name: "shard \(index + 1)/\(ids.count)", shard: nil, copies: ShardDigest.Copies())
+                for id in ids.sorted() {
+                    digest.add(Manifest.Item(id: id, albumId: 1, title: "t", url: "u", source: "u", status: .pending, attempts: 0))
+                }
+                return ShardBundle(path: "s\(index)", isTarball: false, catalog: info, field: .url, version: 1, digest: digest, items: "")
+            }
+        }
+        let shards = bundles(byShard)
+        XCTAssertTrue(byShard.contains { $0.isEmpty }, "some shards are empty")
+        let order = try MergedOutput.order(shards)
+        let joined = (0..<order.count).map { shards[Int(order.shard[$0])].digest.ids[Int(order.position[$0])] }
+        XCTAssertEqual(joined, all.sorted())
+        var twice = byShard
+        twice[200].append(all[17])
+        XCTAssertThrowsError(try MergedOutput.order(bundles(twice))) { error in
+            XCTAssertTrue("\(error)".contains("\(all[17]) is in both"), "\(error)")
+        }
+    }
+
     func testMergeJoinsARecordOfShardBeyondUInt16() throws {
         let count = Int(UInt16.max) + 3
         let info = Manifest.CatalogInfo(source: "test.json", sha256: String(repeating: "0", count: 64), records: 1)

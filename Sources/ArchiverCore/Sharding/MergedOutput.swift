@@ -27,18 +27,36 @@ struct MergedOutput {
     }
 
     /// The shards' items in id order; an id in two shards is refused.
+    ///
+    /// The shards whose items are not all taken sit in a binary heap by their next id (then by
+    /// shard), so an item costs a few comparisons however many shards there are: looking at every
+    /// shard for every item cost 10^11 comparisons for a million records in 100,000 shards.
     static func order(_ shards: [ShardBundle]) throws(MergeError) -> Order {
         let total = shards.reduce(0) { $0 + $1.digest.ids.count }
         var order = Order()
         order.shard.reserveCapacity(total)
         order.position.reserveCapacity(total)
         var heads = [Int](repeating: 0, count: shards.count)
-        var last: RecordID?
-        while order.count < total {
-            var best = -1
-            for (shard, head) in heads.enumerated() where head < shards[shard].digest.ids.count {
-                if best < 0 || shards[shard].digest.ids[head] < shards[best].digest.ids[heads[best]] { best = shard }
+        func precedes(_ a: Int, _ b: Int) -> Bool {
+            let x = shards[a].digest.ids[heads[a]], y = shards[b].digest.ids[heads[b]]
+            return x < y || (x == y && a < b)
+        }
+        var heap = shards.indices.filter { shards[$0].digest.ids.count > 0 }
+        func siftDown(_ start: Int) {
+            var parent = start
+            while true {
+                var least = parent
+                let left = 2 * parent + 1, right = left + 1
+                if left < heap.count, precedes(heap[left], heap[least]) { least = left }
+                if right < heap.count, precedes(heap[right], heap[least]) { least = right }
+                if least == parent { return }
+                heap.swapAt(parent, least)
+                parent = least
             }
+        }
+        for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(index) }
+        var last: RecordID?
+        while let best = heap.first {
             let id = shards[best].digest.ids[heads[best]]
             if let last, last == id {
                 let other = shards[Int(order.shard[order.count - 1])]
@@ -48,6 +66,11 @@ struct MergedOutput {
             order.shard.append(UInt32(best))
             order.position.append(UInt32(heads[best]))
             heads[best] += 1
+            if heads[best] == shards[best].digest.ids.count {
+                heap[0] = heap[heap.count - 1]
+                heap.removeLast()
+            }
+            siftDown(0)
         }
         return order
     }
