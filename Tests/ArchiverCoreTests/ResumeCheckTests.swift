@@ -68,7 +68,12 @@ final class ResumeCheckTests: XCTestCase {
             catalog: catalog, field: .url, mirrors: MirrorMap(), journal: JournalIndex(path: path), skipFailed: false
         ) { _ in true }
         XCTAssertEqual(plan.keptCount, 0)
-        XCTAssertEqual(plan.invalidated.map(\.id), [1], "the old line is superseded before anything is fetched")
+        XCTAssertEqual(plan.invalidated, [0], "the old line is superseded before anything is fetched")
+        var lines: [ItemRecord] = []
+        plan.invalidations(of: catalog.records) { lines += $0 }
+        XCTAssertEqual(lines.map(\.id), [1])
+        XCTAssertEqual(lines.map(\.status), [.pending])
+        XCTAssertEqual(lines.map { Array($0.url.utf8) }, [Array(composed.utf8)], "the line names the URL the old file came from")
     }
 
     /// The server of `archived()`, kept for the test's later runs.

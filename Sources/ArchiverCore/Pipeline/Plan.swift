@@ -87,7 +87,10 @@ struct Plan: Sendable {
     /// Records journaled as done for a URL the catalog no longer has: their old line must be
     /// superseded before anything is fetched, or a kill before the new outcome is journaled
     /// would leave it vouching for a file that now holds other bytes.
-    var invalidated: [ItemRecord] = []
+    /// Their positions, in catalog order: `invalidations(of:_:)` makes the lines from the
+    /// journal (a catalog moved to another host changes every URL, and a line held for each
+    /// record, URLs and all, cost a few hundred bytes a record).
+    var invalidated: [Int32] = []
     /// One job per distinct URL to fetch, in catalog order: the position of its first record.
     var jobs: [Int32] = []
     /// Later records sharing a job's URL (duplicate URLs are rare), by job index.
@@ -135,7 +138,7 @@ struct Plan: Sendable {
             if !journal.isEmpty, let previous = journal.record(for: record.id) {
                 let sameURL = previous.url.hasSameBytes(as: url)
                 if !sameURL, previous.status == .done {
-                    invalidated.append(ItemRecord(id: record.id, url: previous.url, source: previous.source, status: .pending))
+                    invalidated.append(Int32(position))
                 }
                 if sameURL {
                     if previous.status == .done, intact(previous) {
@@ -215,6 +218,22 @@ struct Plan: Sendable {
         }
         guard low < revalidating.count, revalidating[low] == Int32(position) else { return nil }
         return journal.record(for: id)
+    }
+
+    /// The pending lines that supersede the done lines of `invalidated` (the journaled URL and
+    /// source, so the line names what the old file held), handed to `body` 1024 at a time.
+    func invalidations<Failure: Error>(of records: CatalogRecords, _ body: ([ItemRecord]) throws(Failure) -> Void) throws(Failure) {
+        var batch: [ItemRecord] = []
+        for position in invalidated {
+            let id = records.id(at: Int(position))
+            guard let previous = journal.record(for: id) else { continue }
+            batch.append(ItemRecord(id: id, url: previous.url, source: previous.source, status: .pending))
+            if batch.count >= 1024 {
+                try body(batch)
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+        if !batch.isEmpty { try body(batch) }
     }
 
     /// Records that fail before any request.

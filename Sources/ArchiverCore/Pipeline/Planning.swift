@@ -54,7 +54,7 @@ struct Planning {
         let journal: Journal
         do {
             journal = try Journal(path: layout.journal.path, durable: config.durable, beforeCommit: store.syncDirectory)
-            try journal.append(plan.invalidated)
+            try plan.invalidations(of: catalog.records) { batch throws(FileSystemError) in try journal.append(batch) }
             try plan.rejections(of: catalog.records) { batch, positions throws(FileSystemError) in
                 try journal.append(batch)
                 ledger.record(batch, at: Array(positions), bytes: 0)
