@@ -77,9 +77,9 @@ final class ShardDigestTests: XCTestCase {
         XCTAssertEqual(
             digest.damage,
             [
-                "shard 1/1 (s1): 1: impossible size: manifest says 9223372036854775807 bytes, where a done file has 0 to 1099511627776 (images/1.png)",
-                "shard 1/1 (s1): 2: impossible size: manifest says 9223372036854775807 bytes, where a done file has 0 to 1099511627776 (images/2.png)",
-                "shard 1/1 (s1): 3: impossible size: manifest says -1 bytes, where a done file has 0 to 1099511627776 (images/3.png)",
+                "shard 1/1 (s1): 1: impossible size: manifest says 9223372036854775807 bytes, where a done file has 0 to 1099511627775 (images/1.png)",
+                "shard 1/1 (s1): 2: impossible size: manifest says 9223372036854775807 bytes, where a done file has 0 to 1099511627775 (images/2.png)",
+                "shard 1/1 (s1): 3: impossible size: manifest says -1 bytes, where a done file has 0 to 1099511627775 (images/3.png)",
             ], "each bad item is one line, its file taken (not also an unexpected file)")
     }
 }

@@ -11,10 +11,10 @@ final class ValidatorStorageTests: XCTestCase {
     func testAnOutcomeIsSixtyFourBytesAndKeepsEveryValueItCanHold() {
         XCTAssertEqual(MemoryLayout<Ledger.Outcome>.stride, 64)
         var outcome = Ledger.Outcome()
-        outcome.bytes = 1 << 40 - 1  // --max-bytes at its largest
+        outcome.bytes = RunConfiguration.largestMaxBytes  // --max-bytes at its largest
         outcome.attempts = 11
         outcome.code = .revalidating
-        XCTAssertEqual(outcome.bytes, 1 << 40 - 1)
+        XCTAssertEqual(outcome.bytes, RunConfiguration.largestMaxBytes, "the largest file a run keeps keeps its size")
         XCTAssertEqual(outcome.attempts, 11)
         XCTAssertEqual(outcome.code, .revalidating)
         outcome.bytes = 139

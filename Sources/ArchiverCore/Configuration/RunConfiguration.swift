@@ -34,9 +34,10 @@ public struct RunConfiguration: Sendable {
     public var timeout: Double = 30
     /// Largest body accepted.
     public var maxBytes: Int64 = 50 * 1024 * 1024
-    /// The most `--max-bytes` allows (1 TiB): no done file of any run is larger, so a manifest
+    /// The most `--max-bytes` allows (1 TiB less a byte: the ledger keeps a size in 40 bits, and
+    /// a file of 2^40 bytes was recorded as 0): no done file of any run is larger, so a manifest
     /// item claiming more (or fewer than 0) bytes is damage, not a size.
-    public static let largestMaxBytes: Int64 = 1 << 40
+    public static let largestMaxBytes: Int64 = 1 << 40 - 1
     /// Longest `Retry-After` the archiver waits for; beyond it the item fails.
     var maxRetryAfter: Double = 120
     /// Redirects followed before an item fails as `too-many-redirects`.
