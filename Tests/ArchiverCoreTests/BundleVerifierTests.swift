@@ -53,6 +53,29 @@ final class BundleVerifierTests: XCTestCase {
         }
     }
 
+    /// A manifest's string id may be megabytes, and a report names a thousand problems: the id
+    /// a problem carries is clipped to 1 KiB (a short one is kept as it is).
+    func testAProblemOfAHugeStringIDCarriesItClipped() throws {
+        let bundle = try BundleFixture.make(ids: ["short", 3, "victim"])
+        defer { bundle.remove() }
+        for id: RecordID in ["short", 3] {
+            try FileManager.default.removeItem(at: bundle.layout.images.appendingPathComponent(KeyedStore.fileName(for: id, format: .png)!))
+        }
+        // No run writes an id that long (it can name no file); a hostile manifest can.
+        let manifest = try String(contentsOf: bundle.layout.manifest, encoding: .utf8)
+        XCTAssertTrue(manifest.contains(#""id": "victim""#))
+        let long = String(repeating: "\u{e9}", count: 5000)
+        try Data(manifest.replacingOccurrences(of: #""id": "victim""#, with: #""id": ""# + long + #"""#).utf8).write(to: bundle.layout.manifest)
+        let report = try BundleVerifier().verify(bundle.root)
+        XCTAssertEqual(report.problems.count, 3)
+        let ids = report.problems.compactMap(\.id)
+        XCTAssertTrue(ids.contains("short"))
+        XCTAssertTrue(ids.contains(3))
+        let clipped = try XCTUnwrap(ids.first { $0 != "short" && $0 != 3 })
+        XCTAssertLessThanOrEqual(clipped.text.utf8.count, 1024)
+        XCTAssertTrue(clipped.text.hasPrefix("\u{e9}\u{e9}") && clipped.text.hasSuffix("…"), clipped.text.suffix(5).description)
+    }
+
     func testTruncatedFileIsASizeMismatch() throws {
         let data = try Data(contentsOf: fixture.image(3))
         try data.prefix(data.count - 4).write(to: fixture.image(3))

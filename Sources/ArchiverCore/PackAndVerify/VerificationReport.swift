@@ -31,9 +31,10 @@ public struct VerificationReport: Sendable, Codable, Equatable {
         public var message: String
 
         init(id: RecordID?, path: String, kind: Kind, detail: String) {
-            // A manifest's path or a tarball's entry name is outside input: megabytes, maybe.
+            // A manifest's path or a tarball's entry name is outside input: megabytes, maybe. So
+            // is a string id (up to the manifest's 8 MiB an item), and a report names a thousand.
             let path = path.clipped
-            self.id = id
+            self.id = id.map { id in id.text.utf8.count > String.maxShownBytes ? RecordID(id.text.clipped) : id }
             self.path = path
             self.kind = kind
             self.message = id.map { "\($0): \(detail) (\(path))" } ?? "\(detail) \(path)"
