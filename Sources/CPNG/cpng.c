@@ -27,6 +27,11 @@ typedef struct {
     size_t cap;
 } cpng_buffer;
 
+void cpng_skip_kept_chunks(png_structp png) {
+    static const png_byte chunks[] = "tEXt\0zTXt\0iTXt\0iCCP\0sPLT\0";
+    png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, chunks, 5);
+}
+
 void cpng_fail(cpng_result *out, int code, const char *format, ...) {
     va_list args;
     out->code = code;
@@ -250,6 +255,7 @@ static void cpng_check_png(const uint8_t *data, size_t len, int full_decode, uin
     png_set_user_limits(png, max_dimension, max_dimension);
     png_set_chunk_malloc_max(png, CPNG_CHUNK_MALLOC_MAX);
     png_set_chunk_cache_max(png, CPNG_CHUNK_CACHE_MAX);
+    cpng_skip_kept_chunks(png);
     png_set_crc_action(png, PNG_CRC_ERROR_QUIT, PNG_CRC_ERROR_QUIT);
     png_set_read_fn(png, &reader, cpng_read_fn);
 

@@ -17,6 +17,11 @@
 #define CPNG_HIDDEN __attribute__((visibility("hidden")))
 
 CPNG_HIDDEN extern const uint8_t cpng_signature[8];
+/* Has libpng skip (CRC-checked, never stored or inflated) the ancillary chunks it would otherwise
+ * keep whole: text (tEXt, zTXt, iTXt), ICC profiles (iCCP) and suggested palettes (sPLT). None
+ * bears on whether the image is sound, and each may be 8 MiB inflated from a few KiB, up to 128
+ * of them: a 1 MB PNG of zTXt chunks held 1 GiB through the check. */
+CPNG_HIDDEN void cpng_skip_kept_chunks(png_structp png);
 CPNG_HIDDEN void cpng_fail(cpng_result *out, int code, const char *format, ...);
 CPNG_HIDDEN uint32_t cpng_be32(const uint8_t *p);
 CPNG_HIDDEN int cpng_is_letter(uint8_t c);

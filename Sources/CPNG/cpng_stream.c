@@ -84,6 +84,7 @@ cpng_stream *cpng_stream_new(int full_decode, uint32_t max_dimension) {
     png_set_user_limits(stream->png, stream->max_dimension, stream->max_dimension);
     png_set_chunk_malloc_max(stream->png, CPNG_CHUNK_MALLOC_MAX);
     png_set_chunk_cache_max(stream->png, CPNG_CHUNK_CACHE_MAX);
+    cpng_skip_kept_chunks(stream->png);
     png_set_crc_action(stream->png, PNG_CRC_ERROR_QUIT, PNG_CRC_ERROR_QUIT);
     png_set_progressive_read_fn(stream->png, stream, cpng_stream_info, NULL, cpng_stream_end);
     return stream;
