@@ -49,6 +49,23 @@ final class HostileResponseTests: XCTestCase {
         }
     }
 
+    /// A catalog URL with a password at a forbidden address is refused naming it redacted:
+    /// libcurl's own URL has the password back, and the message goes to the journal and the
+    /// manifest (it named the URL with the password, as a redirect from the redacted one).
+    func testAForbiddenURLWithAPasswordIsNamedWithoutIt() throws {
+        let passwords = URLPasswords()
+        let fetcher = CurlFetcher(limits: FetchLimits(RunConfiguration()), passwords: passwords)
+        for given in ["http://ann:s3cret@169.254.169.254/latest/meta-data/", "http://ann:s3cret@[fe80::1]/x.png"] {
+            let url = passwords.redacting(given)
+            XCTAssertFalse(url.contains("s3cret"))
+            let error = FetcherChecks.error(FetcherChecks.outcome(of: fetcher, try XCTUnwrap(URL(string: url))).0)?.0
+            XCTAssertEqual(error?.kind, "forbidden-address", "\(given): \(String(describing: error))")
+            XCTAssertFalse("\(String(describing: error))".contains("s3cret"), "\(String(describing: error))")
+            XCTAssertEqual(error?.description.contains(url), true, "\(String(describing: error))")
+            XCTAssertEqual(error?.description.contains("redirected"), false, "\(String(describing: error))")
+        }
+    }
+
     func testLinkLocalAddressesAndOnlyThoseAreForbidden() {
         func v4(_ text: String) -> Bool {
             var address = sockaddr_in()

@@ -163,7 +163,8 @@ private final class PendingFetch: Sendable {
         case CCURL_HEADER_TOO_LARGE:
             return .failed(.headerTooLarge(limit: Int(CCURL_MAX_HEADER), url: url), retryAfter: nil)
         case CCURL_FORBIDDEN_ADDRESS:
-            let final = result.effective_url.map { String(cString: $0) } ?? url
+            // libcurl's URL is the one it was given, password restored: compared, and named, redacted.
+            let final = result.effective_url.map { URLPasswords.redacted(String(cString: $0)) } ?? url
             return .failed(.forbiddenAddress(url: final == url ? url : Self.redirect(to: result.effective_url, from: url)), retryAfter: nil)
         default:
             break
@@ -220,7 +221,8 @@ extension PendingFetch {
     /// `<final URL> (redirected to from <url>)`, the final URL cut to 1024 bytes: a `Location`
     /// may be up to 100 KiB, and the message goes into the manifest.
     static func redirect(to final: UnsafePointer<CChar>?, from url: String) -> String {
-        var target = final.map { String(cString: $0) } ?? "an unknown URL"
+        // Never a password in a message: it goes to the journal and the manifest.
+        var target = final.map { URLPasswords.redacted(String(cString: $0)) } ?? "an unknown URL"
         if target.utf8.count > 1024 { target = String(decoding: target.utf8.prefix(1024), as: UTF8.self) + "..." }
         return "\(target) (redirected to from \(url))"
     }
