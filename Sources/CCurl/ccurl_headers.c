@@ -29,12 +29,29 @@ static int copy_validator(char *out, const char *value, size_t length) {
     return 1;
 }
 
-/* Every response (redirects too) starts with its status line: forget the previous one. */
+/* Whether `line` is a status line, "HTTP/1.1 200 ..." or "HTTP/2 200": the version's digits and
+ * dots, a space, three digits. A header line that merely starts with "HTTP/" ("HTTP/: 304", which
+ * libcurl passes on because it has a colon) is not one. */
+static int is_status_line(const char *line, size_t length) {
+    if (length < 10 || memcmp(line, "HTTP/", 5) != 0) return 0;
+    size_t i = 5;
+    while (i < length && ((line[i] >= '0' && line[i] <= '9') || line[i] == '.')) i++;
+    if (i == 5 || i + 4 > length || line[i] != ' ') return 0;
+    for (size_t k = i + 1; k < i + 4; k++) {
+        if (line[k] < '0' || line[k] > '9') return 0;
+    }
+    return 1;
+}
+
+/* Every response (redirects too) starts with its status line: forget the previous one. Only
+ * between responses: a line inside a response's headers, or a trailer after the body of the
+ * answer (not a redirect's), never resets its status, length, validators or spool. */
 size_t ccurl_on_header(char *line, size_t size, size_t count, void *user) {
     struct transfer *t = user;
     size_t length = size * count, value_length;
     const char *value;
-    if (length >= 5 && memcmp(line, "HTTP/", 5) == 0) {
+    int answering = t->length > 0 && t->status >= 200 && (t->status < 300 || t->status >= 400);
+    if (!t->in_headers && !answering && is_status_line(line, length)) {
         const char *space = memchr(line, ' ', length);
         t->status = space ? strtol(space + 1, NULL, 10) : 0;
         t->content_length = -1;

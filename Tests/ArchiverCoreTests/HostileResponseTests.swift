@@ -66,6 +66,21 @@ final class HostileResponseTests: XCTestCase {
         }
     }
 
+    /// A header line that starts with "HTTP/" (libcurl passes "HTTP/: 200" on, having a colon)
+    /// is a header, not the status line of a new response: it reset the 404 being read to 200.
+    func testAHeaderThatLooksLikeAStatusLineIsAHeader() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        server.route("/gone", HTTPResponse(status: 404, headers: [("HTTP/", "200 OK"), ("X-After", "1")]))
+        server.route("/fine", HTTPResponse(status: 200, headers: [("HTTP/", "304"), ("Content-Type", "image/png")], body: .data(PNGFixtures.solid())))
+        let error = failure(server.url("/gone"))
+        XCTAssertEqual(error?.kind, "http-status", "\(String(describing: error))")
+        XCTAssertEqual(error?.status, 404)
+        let (outcome, _) = FetcherChecks.outcome(of: Fixtures.fetcher(for: RunConfiguration()), server.url("/fine"))
+        guard case .body(let body, _, _)? = outcome else { return XCTFail("\(String(describing: outcome))") }
+        XCTAssertEqual(body, PNGFixtures.solid())
+    }
+
     func testLinkLocalAddressesAndOnlyThoseAreForbidden() {
         func v4(_ text: String) -> Bool {
             var address = sockaddr_in()
