@@ -26,7 +26,11 @@ static int classify(const struct transfer *t, CURLcode code, int cancelled) {
     case CURLE_OPERATION_TIMEDOUT: return CCURL_TIMEOUT;
     case CURLE_TOO_MANY_REDIRECTS: return CCURL_TOO_MANY_REDIRECTS;
     case CURLE_PARTIAL_FILE: return CCURL_PARTIAL;
-    case CURLE_RECV_ERROR: return CCURL_RECEIVE_ERROR;
+    /* Debian's libcurl 7.88 ends a response whose header lines pass 300 KiB in all (the fix for
+     * CVE-2023-38039) as a receive error: that is the server's doing, not the network's, and
+     * trying again gets the same. */
+    case CURLE_RECV_ERROR:
+        return strstr(t->error, "Too large response headers") ? CCURL_HEADER_TOO_LARGE : CCURL_RECEIVE_ERROR;
     case CURLE_COULDNT_RESOLVE_HOST:
         return CCURL_UNREACHABLE;
     case CURLE_COULDNT_CONNECT:

@@ -81,6 +81,18 @@ final class HostileResponseTests: XCTestCase {
         XCTAssertEqual(body, PNGFixtures.solid())
     }
 
+    /// Header lines each under the 100 KiB line limit but over 300 KiB in all end the response
+    /// in libcurl as a receive error: it is the server's answer, header-too-large, tried once,
+    /// not a network failure tried again.
+    func testHeadersTooLargeInAllAreHeaderTooLargeNotANetworkError() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        server.route("/many", HTTPResponse(status: 200, headers: (0..<5000).map { ("X-Filler-\($0)", String(repeating: "f", count: 80)) }))
+        let error = failure(server.url("/many"))
+        XCTAssertEqual(error?.kind, "header-too-large", "\(String(describing: error))")
+        XCTAssertEqual(error?.isRetriable, false)
+    }
+
     func testLinkLocalAddressesAndOnlyThoseAreForbidden() {
         func v4(_ text: String) -> Bool {
             var address = sockaddr_in()
