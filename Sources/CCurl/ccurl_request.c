@@ -58,11 +58,15 @@ int ccurl_address_is_forbidden(const struct sockaddr *address) {
     if (!address) return 0;
     if (address->sa_family == AF_INET) {
         uint32_t ip = ntohl(((const struct sockaddr_in *)address)->sin_addr.s_addr);
-        return (ip >> 16) == 0xA9FE;  /* 169.254.0.0/16 */
+        /* 169.254.0.0/16, and Alibaba Cloud's metadata service, outside it. */
+        return (ip >> 16) == 0xA9FE || ip == 0x646464C8;
     }
     if (address->sa_family == AF_INET6) {
         const uint8_t *ip = ((const struct sockaddr_in6 *)address)->sin6_addr.s6_addr;
         if (ip[0] == 0xFE && (ip[1] & 0xC0) == 0x80) return 1;  /* fe80::/10 */
+        /* fd00:ec2::254, EC2's metadata service over IPv6. */
+        static const uint8_t ec2[16] = { 0xFD, 0, 0x0E, 0xC2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54 };
+        if (memcmp(ip, ec2, sizeof ec2) == 0) return 1;
         static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF };
         return memcmp(ip, mapped, sizeof mapped) == 0 && ip[12] == 169 && ip[13] == 254;
     }

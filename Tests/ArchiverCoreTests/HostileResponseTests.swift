@@ -106,10 +106,12 @@ final class HostileResponseTests: XCTestCase {
             inet_pton(AF_INET6, text, &address.sin6_addr)
             return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { ccurl_address_is_forbidden($0) != 0 } }
         }
-        for text in ["169.254.0.0", "169.254.169.254", "169.254.255.255"] { XCTAssertTrue(v4(text), text) }
-        for text in ["127.0.0.1", "10.0.0.1", "169.253.255.255", "169.255.0.0", "192.168.1.1"] { XCTAssertFalse(v4(text), text) }
-        for text in ["fe80::1", "febf:ffff::1", "::ffff:169.254.169.254"] { XCTAssertTrue(v6(text), text) }
-        for text in ["::1", "fec0::1", "fe7f::1", "2001:db8::1", "::ffff:127.0.0.1"] { XCTAssertFalse(v6(text), text) }
+        for text in ["169.254.0.0", "169.254.169.254", "169.254.255.255", "100.100.100.200"] { XCTAssertTrue(v4(text), text) }
+        for text in ["127.0.0.1", "10.0.0.1", "169.253.255.255", "169.255.0.0", "192.168.1.1", "100.100.100.201", "100.64.0.1"] {
+            XCTAssertFalse(v4(text), text)
+        }
+        for text in ["fe80::1", "febf:ffff::1", "::ffff:169.254.169.254", "fd00:ec2::254"] { XCTAssertTrue(v6(text), text) }
+        for text in ["::1", "fec0::1", "fe7f::1", "2001:db8::1", "::ffff:127.0.0.1", "fd00:ec2::253", "fd00::254"] { XCTAssertFalse(v6(text), text) }
     }
 
     /// Through the whole run: each fails once, is recorded with its kind, and gets no retry.
