@@ -31,7 +31,7 @@ final class RecordIDTests: XCTestCase {
         let long = RecordID(String(repeating: "é", count: 40))
         XCTAssertEqual(long.description, "\"" + String(repeating: "é", count: 30) + "\"...")
         XCTAssertEqual(RecordID("a" + String(repeating: "é", count: 40)).description, "\"a" + String(repeating: "é", count: 29) + "\"...", "no character is cut")
-        XCTAssertEqual(RecordID.prefix("aé", bytes: 2), "a")
+        XCTAssertEqual("aé".prefix(utf8Bytes: 2), "a")
     }
 
     func testTheManifestWritesAnIntegerAsANumberAndAStringAsAString() throws {

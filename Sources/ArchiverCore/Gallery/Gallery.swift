@@ -53,7 +53,7 @@ enum Gallery {
     static func shown(_ id: RecordID) -> String {
         guard let text = id.string else { return id.text }
         guard text.utf8.count > RecordKey.maxIDBytes else { return escape(text) }
-        return escape(RecordID.prefix(text, bytes: RecordKey.maxIDBytes)) + "…"
+        return escape(text.prefix(utf8Bytes: RecordKey.maxIDBytes)) + "…"
     }
 
     /// What follows `item-` in an item's anchor, and `group-` in an album's: an id's file name

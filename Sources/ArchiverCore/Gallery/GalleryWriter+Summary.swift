@@ -132,7 +132,7 @@ extension GalleryWriter {
         html.add("<a href=\"pages/\(Gallery.pageName(start / Gallery.itemsPerPage + 1, of: pages))#group-\(anchor(start))\">")
         if let cover {
             let title = cover.title
-            let alt = title.utf8.count > Gallery.coverTitleBytes ? RecordID.prefix(title, bytes: Gallery.coverTitleBytes) + "…" : title
+            let alt = title.utf8.count > Gallery.coverTitleBytes ? title.prefix(utf8Bytes: Gallery.coverTitleBytes) + "…" : title
             html.image(cover, fromPages: false, alt: alt)
         } else {
             html.add("<div class=\"tile\">no image</div>")

@@ -68,7 +68,7 @@ struct RecordedError: Sendable, Equatable, Codable {
     init(kind: String, status: Int? = nil, message: String) {
         self.kind = ItemError.recordedKinds.contains(kind) ? kind : "unknown"
         self.status = status
-        self.message = Self.capped(message)
+        self.message = message.utf8.count > Self.maxMessageBytes ? message.prefix(utf8Bytes: Self.maxMessageBytes) + "..." : message
     }
 
     init(from decoder: any Decoder) throws {
@@ -76,20 +76,6 @@ struct RecordedError: Sendable, Equatable, Codable {
         self.init(
             kind: try container.decode(String.self, forKey: .kind), status: try container.decodeIfPresent(Int.self, forKey: .status),
             message: try container.decode(String.self, forKey: .message))
-    }
-
-    /// `message`, or its first `maxMessageBytes` (whole characters' scalars) and "...".
-    static func capped(_ message: String) -> String {
-        guard message.utf8.count > maxMessageBytes else { return message }
-        var bytes = 0
-        var end = message.unicodeScalars.startIndex
-        for scalar in message.unicodeScalars {
-            let size = UTF8.width(scalar)
-            guard bytes + size <= maxMessageBytes else { break }
-            bytes += size
-            end = message.unicodeScalars.index(after: end)
-        }
-        return String(message.unicodeScalars[..<end]) + "..."
     }
 
     init(_ error: ItemError) {

@@ -72,19 +72,10 @@ public struct RecordID: Sendable, Hashable, Comparable, CustomStringConvertible,
             return String(value)
         case .string(let text):
             var out: [UInt8] = []
-            JSONText.string(Self.prefix(text, bytes: 60), into: &out)
+            JSONText.string(text.prefix(utf8Bytes: 60), into: &out)
             if text.utf8.count > 60 { out += Array("...".utf8) }
             return String(decoding: out, as: UTF8.self)
         }
-    }
-
-    /// At most the first `bytes` bytes of `text`, cut where a character's UTF-8 starts.
-    static func prefix(_ text: String, bytes: Int) -> String {
-        let utf8 = Array(text.utf8)
-        guard utf8.count > bytes else { return text }
-        var end = bytes
-        while end > 0, utf8[end] & 0xC0 == 0x80 { end -= 1 }
-        return String(decoding: utf8[..<end], as: UTF8.self)
     }
 
     public static func == (a: RecordID, b: RecordID) -> Bool {

@@ -40,12 +40,8 @@ extension String {
     /// The string, or for one over `maxShownBytes` bytes its first whole characters' bytes and
     /// `…`, `maxShownBytes` in all; a clipped string is not clipped again.
     var clipped: String {
-        let utf8 = self.utf8
         guard utf8.count > Self.maxShownBytes else { return self }
         let marker = "…"
-        var end = utf8.index(utf8.startIndex, offsetBy: Self.maxShownBytes - marker.utf8.count)
-        // Back to the start of a character's bytes, so the cut never splits a UTF-8 sequence.
-        while end > utf8.startIndex, UTF8.isContinuation(utf8[end]) { utf8.formIndex(before: &end) }
-        return String(decoding: utf8[..<end], as: UTF8.self) + marker
+        return prefix(utf8Bytes: Self.maxShownBytes - marker.utf8.count) + marker
     }
 }
