@@ -90,12 +90,15 @@ struct ShardDigest {
     var failed = 0
     var bytes: Int64 = 0
     var failuresByKind: [String: Int] = [:]
-    var misplaced: (count: Int, examples: [String]) = (0, [])
-    var strangers: (count: Int, examples: [String]) = (0, [])
+    /// Items whose path is not their id's own file name, and items of other shards: how many,
+    /// and the first few.
+    var misplaced = Sample(keeping: named)
+    var strangers = Sample(keeping: named)
     /// The first item that does not come after the one before it in id order.
     var outOfOrder: String?
-    /// How many bad items and unexpected files `merge` names for a shard; the rest are counted
-    /// (`verify` of the shard names up to `VerificationReport.maxNamed` of each).
+    /// How many of each kind (bad items, unexpected files, misplaced items, items of other
+    /// shards) `merge` names for a shard; the rest are counted (`verify` of the shard names up
+    /// to `VerificationReport.maxNamed` bad items and unexpected files).
     static let named = 5
     /// Done items whose file is missing or not what the manifest says: the count and a line
     /// for each of the first few (a manifest may list a million).
@@ -133,8 +136,7 @@ struct ShardDigest {
             check(item)
         }
         if let shard, !shard.contains(url: item.url) {
-            strangers.count += 1
-            if strangers.examples.count < 5 { strangers.examples.append(item.id.description) }
+            strangers.add(item.id.description)
         }
     }
 
@@ -146,8 +148,7 @@ struct ShardDigest {
         // A done item's file is copied by the manifest's path: one that is not the id's own
         // name (another id's, `images/zzz.png`) would leave the merged item without its file.
         if let path = item.path, !Manifest.isOwnPath(path, for: item.id) {
-            misplaced.count += 1
-            if misplaced.examples.count < 5 { misplaced.examples.append("\(item.id): \(path.clipped)") }
+            misplaced.add("\(item.id): \(path.clipped)")
             return
         }
         let path = item.path ?? KeyedStore.relativePath(for: item.id, format: item.format ?? .png) ?? "images/"

@@ -58,13 +58,13 @@ enum ShardSet {
             }
             let misplaced = digest.misplaced
             if misplaced.count > 0 {
-                let examples = misplaced.examples.joined(separator: ", ")
-                problems.append("\(bundle.name) has \(misplaced.count) item\(misplaced.count == 1 ? "" : "s") whose path is not the id's own file name (\(examples)\(misplaced.count > 5 ? ", ..." : ""))")
+                let examples = misplaced.first.joined(separator: ", ")
+                problems.append("\(bundle.name) has \(misplaced.count) item\(misplaced.count == 1 ? "" : "s") whose path is not the id's own file name (\(examples)\(misplaced.unnamed > 0 ? ", ..." : ""))")
             }
             let strangers = digest.strangers
             if strangers.count > 0 {
-                let examples = strangers.examples.joined(separator: ", ")
-                problems.append("\(bundle.name) holds \(strangers.count) item\(strangers.count == 1 ? "" : "s") of other shards (\(examples)\(strangers.count > 5 ? ", ..." : ""))")
+                let examples = strangers.first.joined(separator: ", ")
+                problems.append("\(bundle.name) holds \(strangers.count) item\(strangers.count == 1 ? "" : "s") of other shards (\(examples)\(strangers.unnamed > 0 ? ", ..." : ""))")
             }
         }
         if problems.isEmpty {
