@@ -13,6 +13,11 @@ final class ShardDigestTests: XCTestCase {
     }
 
     func testNamesInOrderOrNotAreFoundTakenOnceAndTheRestListed() {
+        func untaken(_ copies: ShardDigest.Copies) -> Set<String> {
+            var names = Set<String>()
+            copies.forEachUntaken { names.insert($0) }
+            return names
+        }
         for names in [["1.png", "10.png", "2.png", "é.png"], ["2.png", "é.png", "1.png", "10.png"]] {
             var copies = ShardDigest.Copies()
             for (size, name) in names.enumerated() {
@@ -27,9 +32,9 @@ final class ShardDigestTests: XCTestCase {
             XCTAssertNil(copies.take("10.png"), "taken once")
             XCTAssertNil(copies.take("3.png"))
             XCTAssertEqual(bytes(copies.take("é.png")), Int64(names.firstIndex(of: "é.png")!))
-            XCTAssertEqual(Set(copies.names), ["1.png", "2.png", "bad.png"], "\(names)")
+            XCTAssertEqual(untaken(copies), ["1.png", "2.png", "bad.png"], "\(names)")
             guard case .failure? = copies.take("bad.png") else { return XCTFail("the failure is kept") }
-            XCTAssertEqual(Set(copies.names), ["1.png", "2.png"])
+            XCTAssertEqual(untaken(copies), ["1.png", "2.png"])
         }
     }
 

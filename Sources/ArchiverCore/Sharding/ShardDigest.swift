@@ -58,13 +58,6 @@ struct ShardDigest {
             return failed.removeValue(forKey: name).map { .failure($0) }
         }
 
-        /// The names not taken.
-        var names: [String] {
-            var names: [String] = []
-            forEachUntaken { names.append($0) }
-            return names
-        }
-
         /// Each name not taken, without building a list of them (a directory may hold millions
         /// no item lists): the copied ones as kept, then those that failed, in byte order.
         func forEachUntaken(_ body: (String) -> Void) {
