@@ -146,6 +146,9 @@ private final class PendingFetch: Sendable {
             }
         }
         let outcome = Int(result.outcome)
+        // libcurl's last URL, as it used it (a password put back): made, and redacted, only
+        // where an outcome names it, never with the password.
+        func lastURL() -> String? { result.effective_url.map { URLPasswords.redacted(String(cString: $0)) } }
         let status = result.status
         let received = Int64(body.count)
         let expected = result.content_length
@@ -159,13 +162,12 @@ private final class PendingFetch: Sendable {
         case CCURL_TOO_MANY_REDIRECTS:
             return .failed(.tooManyRedirects(url: url), retryAfter: nil)
         case CCURL_REDIRECT_REFUSED:
-            return .failed(.invalidURL(Self.redirect(to: result.effective_url, from: url)), retryAfter: nil)
+            return .failed(.invalidURL(Self.redirect(to: lastURL(), from: url)), retryAfter: nil)
         case CCURL_HEADER_TOO_LARGE:
             return .failed(.headerTooLarge(limit: Int(CCURL_MAX_HEADER), url: url), retryAfter: nil)
         case CCURL_FORBIDDEN_ADDRESS:
-            // libcurl's URL is the one it was given, password restored: compared, and named, redacted.
-            let final = result.effective_url.map { URLPasswords.redacted(String(cString: $0)) } ?? url
-            return .failed(.forbiddenAddress(url: final == url ? url : Self.redirect(to: result.effective_url, from: url)), retryAfter: nil)
+            let final = lastURL() ?? url
+            return .failed(.forbiddenAddress(url: final == url ? url : Self.redirect(to: final, from: url)), retryAfter: nil)
         default:
             break
         }
@@ -200,7 +202,7 @@ private final class PendingFetch: Sendable {
             }
             return .failed(.network(message.isEmpty ? "libcurl error \(result.curl_code)" : message, url: url), retryAfter: nil)
         }
-        let finalURL = result.redirects > 0 ? result.effective_url.map { URLPasswords.redacted(String(cString: $0)) } ?? url : url
+        let finalURL = result.redirects > 0 ? lastURL() ?? url : url
         let validators = Validators(
             etag: result.etag.map { String(cString: $0) }, lastModified: result.last_modified.map { String(cString: $0) })
         return .body(body, finalURL: finalURL, validators: validators)
@@ -218,11 +220,10 @@ extension PendingFetch {
         return Data(bytesNoCopy: address, count: length, deallocator: .custom { pointer, count in munmap(pointer, count) })
     }
 
-    /// `<final URL> (redirected to from <url>)`, the final URL cut to 1024 bytes: a `Location`
-    /// may be up to 100 KiB, and the message goes into the manifest.
-    static func redirect(to final: UnsafePointer<CChar>?, from url: String) -> String {
-        // Never a password in a message: it goes to the journal and the manifest.
-        var target = final.map { URLPasswords.redacted(String(cString: $0)) } ?? "an unknown URL"
+    /// `<final URL> (redirected to from <url>)`, the final URL (redacted) cut to 1024 bytes: a
+    /// `Location` may be up to 100 KiB, and the message goes into the manifest.
+    static func redirect(to final: String?, from url: String) -> String {
+        var target = final ?? "an unknown URL"
         if target.utf8.count > 1024 { target = String(decoding: target.utf8.prefix(1024), as: UTF8.self) + "..." }
         return "\(target) (redirected to from \(url))"
     }
