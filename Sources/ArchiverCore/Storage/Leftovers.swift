@@ -5,8 +5,9 @@ import Foundation
 
 /// Removes what a killed `merge` or `pack` left beside its output: `.OUT.merging-PID-RAND/` and
 /// `.FILE.partial-PID-RAND` (or `.FILE.partial-RAND`, as `pack` named it before it carried its
-/// PID), and a killed `run --catalog -`'s copy of standard input (`catalog.tmp-PID-RAND`). Only names of the output's own pattern go, only when the process that made them is dead
-/// (or unknown, for the old name), and never through a link: a link of that name is left alone.
+/// PID), and a killed `run --catalog -`'s copy of standard input (`catalog.tmp-PID-RAND`). Only
+/// names of the output's own pattern go, only when the process that made them is dead (or
+/// unknown, for the old name), and never through a link: a link of that name is left alone.
 enum Leftovers {
     /// Removes the entries of `directory` named `prefix` + `PID-RAND` whose PID is dead, and with
     /// `legacy` also `prefix` + `RAND`; directories only when `directories`, else regular files.
