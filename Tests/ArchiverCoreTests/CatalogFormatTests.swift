@@ -251,7 +251,7 @@ final class BadCatalogMemoryTests: XCTestCase {
         XCTAssertEqual(run.status, 2, run.stderr)
         XCTAssertTrue(run.stderr.contains("catalog \(junk.path): "), run.stderr)
         XCTAssertEqual(run.stderr.filter { $0 == "\n" }.count, 1, run.stderr)
-        XCTAssertGreaterThan(kilobytes, 1024, "wait4 reported a peak RSS at all")
+        XCTAssertGreaterThan(kilobytes, 1024, "time reported a peak RSS at all")
         if !Sanitizers.active { XCTAssertLessThan(kilobytes, 128 * 1024, "peak RSS \(kilobytes) KiB") }
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir.appendingPathComponent("out/manifest.json").path))
     }

@@ -68,33 +68,6 @@ final class LargeBodyMemoryTests: XCTestCase {
         return out
     }
 
-    /// Runs the binary to its end under GNU time (Debian's `time`, installed by `make deps`) and
-    /// returns its exit status and peak resident memory in KiB.
-    ///
-    /// Not through `wait4` on a child spawned from here: exec keeps the high-water mark of the
-    /// memory it replaces, and a child of posix_spawn (or fork) starts from this test process's,
-    /// which holds the 48 MiB image twice. `time` is a small process, so its child starts small.
-    private func runMeasuringPeakMemory(_ arguments: [String]) throws -> (status: Int32, maxRSSKiB: Int) {
-        let time = "/usr/bin/time"
-        guard FileManager.default.isExecutableFile(atPath: time) else {
-            XCTFail("\(time) is missing: make deps installs Debian's time")
-            return (-1, 0)
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: time)
-        process.arguments = ["-f", "maxrss-kib %M", CommandRunner.executable.path] + arguments
-        let err = Pipe()
-        process.standardError = err
-        process.standardOutput = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        let line = stderr.split(separator: "\n").last { $0.hasPrefix("maxrss-kib ") }
-        let peak = try XCTUnwrap(line.flatMap { Int($0.dropFirst("maxrss-kib ".count)) }, stderr)
-        return (process.terminationStatus, peak)
-    }
-
     func testThirtyTwo48MiBBodiesInFlightKeepPeakMemoryUnder128MiB() throws {
         let png = Self.bigPNG
         XCTAssertGreaterThan(png.count, 48 << 20)
@@ -108,11 +81,11 @@ final class LargeBodyMemoryTests: XCTestCase {
         let catalog = try Fixtures.writeCatalog(records, to: directory.appendingPathComponent("c.json"))
         let out = directory.appendingPathComponent("out")
 
-        let (status, peak) = try runMeasuringPeakMemory([
+        let (run, peak) = try CommandRunner.runMeasuringPeakMemory([
             "run", "--catalog", catalog, "--out", out.path, "--concurrency", "32", "--quiet",
             "--mirror", "\(Fixtures.host)=\(server.baseURL)",
         ])
-        XCTAssertEqual(status, 0)
+        XCTAssertEqual(run.status, 0, run.stderr)
         if !Sanitizers.active { XCTAssertLessThan(peak, 128 << 10, "peak RSS \(peak / 1024) MiB for 32 bodies of 48 MiB in flight") }
         XCTAssertEqual(server.count("/big.png"), 40)
         let items = try Fixtures.manifest(in: out).items

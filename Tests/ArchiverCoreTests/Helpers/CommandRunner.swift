@@ -70,34 +70,46 @@ extension XCTestCase {
 }
 
 extension CommandRunner {
-    /// Runs the binary to the end and reads its peak resident memory from the kernel: spawned
-    /// with `posix_spawn` and reaped with `wait4`, whose `rusage` is that one child's (no
-    /// `/usr/bin/time` needed). Output goes through temporary files, read after the exit.
+    /// Runs the binary to the end under GNU time (Debian's `time`, installed by `make deps`),
+    /// which writes the peak resident memory to a file. Not the `rusage` of a child spawned from
+    /// here: exec keeps the high-water mark of the memory it replaces, and a child of
+    /// `posix_spawn` (or fork) starts from this test process's, which may hold hundreds of MiB
+    /// after other tests. `time` is a small process, so its child starts small. Output goes
+    /// through temporary files, read after the exit.
     static func runMeasuringPeakMemory(_ arguments: [String]) throws -> (result: CommandResult, peakKiB: Int) {
+        let time = "/usr/bin/time"
+        guard FileManager.default.isExecutableFile(atPath: time) else {
+            XCTFail("\(time) is missing: make deps installs Debian's time")
+            return (CommandResult(status: -1, stdout: "", stderr: ""), 0)
+        }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("peak-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let outPath = directory.appendingPathComponent("stdout").path
         let errPath = directory.appendingPathComponent("stderr").path
+        let peakPath = directory.appendingPathComponent("peak").path
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
+        let argv = ([time, "-o", peakPath, "-f", "%M", executable.path] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, executable.path, &actions, nil, argv, environ)
+        let spawned = posix_spawn(&pid, time, &actions, nil, argv, environ)
         guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
         var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 {
+        while waitpid(pid, &status, 0) < 0 {
             guard errno == EINTR else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         }
         // WIFEXITED / WEXITSTATUS, which Swift does not import: the low 7 bits are the signal.
+        // GNU time exits with its child's status (128 + the signal when it was killed).
         let exitStatus = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
         let text = { (path: String) in String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self) }
-        return (CommandResult(status: exitStatus, stdout: text(outPath), stderr: text(errPath)), Int(usage.ru_maxrss))
+        // The last line: time says "Command exited with non-zero status N" first when it is not 0.
+        let peak = text(peakPath).split(separator: "\n").last.flatMap { Int($0) }
+        let result = CommandResult(status: exitStatus, stdout: text(outPath), stderr: text(errPath))
+        return (result, try XCTUnwrap(peak, "no peak from \(time): \(text(peakPath))"))
     }
 }
