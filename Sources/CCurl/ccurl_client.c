@@ -16,6 +16,8 @@ static void global_init(void) {
 
 void ccurl_free_client(ccurl_client *c) {
     pthread_mutex_destroy(&c->lock);
+    if (c->cookie_keeper) curl_easy_cleanup(c->cookie_keeper);  /* before the share it joined */
+    curl_slist_free_all(c->file_cookies);
     if (c->share) curl_share_cleanup(c->share);
     pthread_mutex_destroy(&c->share_lock);
     free(c->ca_file);
@@ -70,9 +72,8 @@ ccurl_client *ccurl_client_create(const ccurl_options *options, ccurl_completion
         free(c);
         return NULL;
     }
-    ccurl_share_setup(c);
     pthread_mutex_init(&c->lock, NULL);
-    if (pthread_create(&c->thread, NULL, ccurl_run_loop, c) != 0) {
+    if (!ccurl_share_setup(c) || pthread_create(&c->thread, NULL, ccurl_run_loop, c) != 0) {
         for (uint32_t i = 0; i < c->pool_count; i++) curl_multi_cleanup(c->pools[i].multi);
         ccurl_free_client(c);
         return NULL;

@@ -84,6 +84,8 @@ size_t ccurl_on_header(char *line, size_t size, size_t count, void *user) {
         memcpy(t->retry_after, value, value_length);
         t->retry_after[value_length] = 0;
         t->has_retry_after = 1;
+    } else if (t->pool->client->cookie_keeper && header_value(line, length, "set-cookie", &value_length)) {
+        t->pool->client->cookies_set++;  /* the jar is counted now and then (ccurl_bound_cookies) */
     } else if ((value = header_value(line, length, "etag", &value_length))) {
         t->has_etag = copy_validator(t->etag, value, value_length);
     } else if ((value = header_value(line, length, "last-modified", &value_length))) {

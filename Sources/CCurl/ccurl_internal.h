@@ -92,6 +92,13 @@ struct ccurl_client {
     int http2;
     /* What every request carries (ccurl_options): set on each easy handle once, in new_easy. */
     char *user_agent, *netrc_file, *cookie_file, *proxy, *noproxy;
+    /* With a cookie file (ccurl_pool.c): a handle that never sends, through which the jar is
+     * loaded and kept bounded; the file's cookies as libcurl read them, to go back to; and the
+     * Set-Cookie lines seen since the jar was last counted. Loop thread only, but for creation. */
+    CURL *cookie_keeper;
+    struct curl_slist *file_cookies;
+    size_t file_cookie_count;
+    uint32_t cookies_set;
     int netrc;
     struct curl_slist *headers;  /* built once per client; handles point at it until freed */
     pthread_t thread;
@@ -167,7 +174,8 @@ CCURL_HIDDEN int ccurl_on_timer(CURLM *multi, long timeout_ms, void *user);
 
 /* ccurl_pool.c */
 CCURL_HIDDEN int ccurl_make_pool(ccurl_client *c, uint32_t index, long max_connections, long max_per_host);
-CCURL_HIDDEN void ccurl_share_setup(ccurl_client *c);
+CCURL_HIDDEN int ccurl_share_setup(ccurl_client *c);
+CCURL_HIDDEN void ccurl_bound_cookies(ccurl_client *c);
 
 /* ccurl_request.c */
 CCURL_HIDDEN int ccurl_copy_common(ccurl_client *c, const ccurl_options *o);

@@ -289,6 +289,7 @@ void *ccurl_run_loop(void *argument) {
             }
             collect(c, pool);
         }
+        ccurl_bound_cookies(c);
     }
 
     while (c->active) finish(c, c->active, CURLE_OK, 1);

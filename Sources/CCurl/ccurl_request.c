@@ -47,7 +47,8 @@ static int set_common(ccurl_client *c, CURL *e) {
         curl_easy_setopt(e, CURLOPT_NETRC, (long)CURL_NETRC_OPTIONAL);
         if (c->netrc_file && curl_easy_setopt(e, CURLOPT_NETRC_FILE, c->netrc_file) != CURLE_OK) return 0;
     }
-    if (c->cookie_file && curl_easy_setopt(e, CURLOPT_COOKIEFILE, c->cookie_file) != CURLE_OK) return 0;
+    /* The engine on; the file is in the shared jar already (ccurl_share_setup). */
+    if (c->cookie_file && curl_easy_setopt(e, CURLOPT_COOKIEFILE, "") != CURLE_OK) return 0;
     if (c->proxy && curl_easy_setopt(e, CURLOPT_PROXY, c->proxy) != CURLE_OK) return 0;
     if (c->noproxy && curl_easy_setopt(e, CURLOPT_NOPROXY, c->noproxy) != CURLE_OK) return 0;
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->headers);
