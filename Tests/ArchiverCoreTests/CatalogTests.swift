@@ -326,4 +326,34 @@ extension CatalogTests {
         XCTAssertEqual(catalog.records[49], records[49])
         XCTAssertEqual(catalog.sha256, SHA256.hex(text))
     }
+
+    /// The plan, the ledger and the jobs keep a record's position in 32 bits: a catalog of more
+    /// records than `Int32.max` is refused as it is scanned, in every format and from a file or
+    /// bytes, instead of trapping later. Shown with a limit of 3 on the same scan.
+    func testACatalogOfMoreRecordsThanTheLimitIsRefusedAsItIsScanned() throws {
+        XCTAssertEqual(CatalogOptions().maxRecords, Int(Int32.max))
+        var options = CatalogOptions()
+        options.maxRecords = 3
+        func texts(_ count: Int) -> [String] {
+            let objects = (1...count).map { #"{"id": \#($0), "url": "https://h/\#($0).png"}"# }
+            let rows = (1...count).map { "\($0),https://h/\($0).png" }
+            return ["[" + objects.joined(separator: ",\n") + "]", objects.joined(separator: "\n"), "id,url\n" + rows.joined(separator: "\n")]
+        }
+        for text in texts(3) {
+            XCTAssertEqual(try Catalog(source: "c", data: Data(text.utf8), options: options).records.count, 3, text)
+        }
+        for text in texts(4) {
+            XCTAssertThrowsError(try Catalog(source: "c", data: Data(text.utf8), options: options), text) { error in
+                XCTAssertEqual(error as? CatalogError, .tooManyRecords(source: "c", limit: 3))
+                XCTAssertEqual(
+                    "\(error)",
+                    "catalog c has more than 3 records, the most one run can hold; split it into catalogs of fewer records, each archived into its own bundle")
+            }
+        }
+        let url = Fixtures.temporaryDirectory(self).appendingPathComponent("c.json")
+        let path = try Fixtures.writeCatalog(Fixtures.records(4), to: url)
+        XCTAssertThrowsError(try Catalog(source: path, path: path, options: options)) { error in
+            XCTAssertEqual(error as? CatalogError, .tooManyRecords(source: path, limit: 3))
+        }
+    }
 }

@@ -20,7 +20,7 @@ public struct Catalog: Sendable {
         do {
             scanned = try CatalogScanner.scan(data, options: options)
         } catch {
-            throw .malformed(source: source, detail: error.detail)
+            throw error.catalogError(source: source)
         }
         try self.init(source: source, storage: CatalogStorage(.bytes(data), layout: scanned.layout), scanned: scanned)
     }
@@ -65,8 +65,7 @@ public struct Catalog: Sendable {
             scanned = try scanner.scan()
         } catch {
             descriptor.close()
-            throw error.unreadable
-                ? .unreadable(source: source, reason: error.detail) : .malformed(source: source, detail: error.detail)
+            throw error.catalogError(source: source)
         }
         let storage = CatalogStorage(
             .file(descriptor: descriptor, size: Int64(info.st_size), modified: info.st_mtim), layout: scanned.layout)
@@ -104,8 +103,7 @@ public struct Catalog: Sendable {
         } catch {
             spool.close()
             if overLimit { throw .unreadable(source: source, reason: "over \(limit >> 20) MiB, the most a stream (standard input, a pipe, a device) may hold") }
-            throw error.unreadable
-                ? .unreadable(source: source, reason: error.detail) : .malformed(source: source, detail: error.detail)
+            throw error.catalogError(source: source)
         }
         let info = (try? spool.status()) ?? stat()
         let storage = CatalogStorage(
@@ -143,6 +141,8 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
     case duplicateIDs(source: String, ids: [RecordID], count: Int)
     /// The file was edited in place while a run was reading records back from it.
     case changedDuringRun(source: String)
+    /// The catalog has more records than `limit`, the most a run can number.
+    case tooManyRecords(source: String, limit: Int)
 
     public var description: String {
         switch self {
@@ -157,6 +157,9 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
         case .changedDuringRun(let source):
             "catalog \(source) changed during the run, which reads records back from it; "
                 + "no manifest was written. Replace the file only between runs, then run again to resume"
+        case .tooManyRecords(let source, let limit):
+            "catalog \(source) has more than \(limit) records, the most one run can hold; "
+                + "split it into catalogs of fewer records, each archived into its own bundle"
         }
     }
 }

@@ -47,6 +47,9 @@ public struct CatalogOptions: Sendable, Equatable {
     /// Where passwords in image URLs go as records are read (each URL keeps `***` in their
     /// place); nil leaves URLs as they are.
     public var passwords: URLPasswords?
+    /// The most records a catalog may hold: `Int32.max`, as the plan, the ledger and the jobs
+    /// keep a record's position in 32 bits. Lower only in tests, which cannot write 2^31 records.
+    var maxRecords = Int(Int32.max)
 
     init() {}
 

@@ -90,6 +90,7 @@ struct CatalogRecords: RandomAccessCollection, Sendable {
         self.arena = arena
         self.end = end
         self.ends = ends
+        // At most `Int32.max` entries: `CatalogScanner` refuses a catalog of more.
         var byID = Array(0..<Int32(entries.count))
         if let arena {
             byID.sort { Self.precedes(entries[Int($0)], entries[Int($1)], arena) }

@@ -40,6 +40,14 @@ struct CatalogScanner {
     struct Failure: Error {
         var detail: String
         var unreadable = false
+        /// Set when the catalog has more records than this, the most it may hold.
+        var recordLimit: Int?
+
+        /// The catalog error this failure is, for the catalog `source`.
+        func catalogError(source: String) -> CatalogError {
+            if let recordLimit { return .tooManyRecords(source: source, limit: recordLimit) }
+            return unreadable ? .unreadable(source: source, reason: detail) : .malformed(source: source, detail: detail)
+        }
     }
 
     /// Scans catalog bytes held in memory.
@@ -137,7 +145,7 @@ struct CatalogScanner {
                 _ = nextByte()
                 let start = base + position
                 let record = try parse(record: entries.count + 1) { try $0.object([]) }
-                entries.append(.init(id: record.id, offset: start, albumId: record.albumId, arena: &arena))
+                try append(record, at: start, to: &entries)
                 end = base + position
                 let next = nextByte()
                 if next == 0x2C {
@@ -191,7 +199,7 @@ struct CatalogScanner {
             } catch where entries.isEmpty && options.format == nil && error.detail.contains("has no") {
                 throw Failure(detail: error.detail + " (read as JSON Lines; for records in an array inside an object, use --records, e.g. --records /data)")
             }
-            entries.append(.init(id: record.id, offset: start, albumId: record.albumId, arena: &arena))
+            try append(record, at: start, to: &entries)
             end = base + position
             while true {
                 guard ensure(1), position < count else { break }
@@ -256,10 +264,19 @@ struct CatalogScanner {
                 }
                 throw Failure(detail: "row \(rows), line \(line(at: start - base)): \((error as? CatalogParser.Failure)?.message ?? "\(error)")")
             }
-            entries.append(.init(id: record.id, offset: start, albumId: record.albumId, arena: &arena))
+            try append(record, at: start, to: &entries)
             end = base + position
         }
         return columns
+    }
+
+    /// Notes `record`, whose text starts at file offset `start`; refuses one past `maxRecords`,
+    /// as a position past `Int32.max` would trap where the plan and the ledger number records.
+    private mutating func append(_ record: CatalogRecord, at start: Int, to entries: inout [CatalogRecords.Entry]) throws(Failure) {
+        guard entries.count < options.maxRecords else {
+            throw Failure(detail: "more than \(options.maxRecords) records", recordLimit: options.maxRecords)
+        }
+        entries.append(.init(id: record.id, offset: start, albumId: record.albumId, arena: &arena))
     }
 
     /// Runs the record parser at `position`, reading more of the text as it needs (up to
