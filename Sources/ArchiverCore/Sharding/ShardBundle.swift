@@ -103,6 +103,9 @@ struct ShardBundle: Sendable {
             guard entry.hasPrefix(BundleLayout.imagesPath + "/") else { continue }
             let name = String(entry.dropFirst(BundleLayout.imagesPath.count + 1))
             if name.isEmpty, header.isDirectory { continue }
+            // Dot files are debris, not the bundle's: skipped as a directory's listing skips them
+            // (`imageNameTable`), and so is what is under a dot directory, which that never reaches.
+            if !name.isEmpty, !BundleLayout.isBundleFileName(name) { continue }
             // A name over NAME_MAX is no file merge could write: counted with the other strays,
             // never kept whole as a failed copy (libarchive reads names of 512 KiB and more).
             guard header.isRegularFile, name.utf8.count <= Int(NAME_MAX), !name.contains("/"), !copies.contains(name) else {
