@@ -5,7 +5,9 @@ import Foundation
 /// each fault can be shown and tested: `archiver serve --faults` and the project's tests.
 ///
 /// Every path is `/fault/<name>/<key>`; the key only makes URLs distinct. Faults that clear up
-/// ("-then-ok") count requests per path, so each distinct URL misbehaves on its own.
+/// ("-then-ok", "-retry-after") count requests per path, so each distinct URL misbehaves on its
+/// own; the counts are kept for the last `maxCountedPaths` paths first asked for, so a client
+/// asking for endless distinct paths does not grow the server.
 package final class FaultRoutes: Sendable {
     /// Every fault name, with what it does.
     package static let catalog: [(name: String, behaviour: String)] = [
@@ -29,30 +31,36 @@ package final class FaultRoutes: Sendable {
     ]
 
     private let image: Data
-    private let counts = Locked<[String: Int]>([:])
+    /// Requests per path, by the path's hash (seeded per process): a path of 64 KiB, the most a
+    /// request head holds, costs the table no more than a short one.
+    private let counts = Locked(RecentCounts<Int>(capacity: FaultRoutes.maxCountedPaths))
+    /// The most paths whose requests are counted: far more than a run of the tests or the demo
+    /// asks for, in under 3 MiB of table.
+    static let maxCountedPaths = 65_536
 
     /// `image` is the good PNG the faults serve when they do answer well.
     package init(image: Data) {
         self.image = image
     }
 
+    /// How many paths the request counts are kept for.
+    var countedPaths: Int { counts.withLock { $0.count } }
+
     /// The response for a `/fault/...` path, or nil for any other path.
     package func respond(to request: HTTPRequest) -> HTTPResponse? {
         let path = request.pathWithoutQuery
         let parts = path.split(separator: "/")
         guard parts.count >= 2, parts[0] == "fault" else { return nil }
-        let seen = counts.withLock { counts -> Int in
-            counts[path, default: 0] += 1
-            return counts[path]!
-        }
+        // Only the faults that clear up count, and each request to them once.
+        func seen() -> Int { counts.withLock { $0.increment(path.hashValue) } }
         switch parts[1] {
-        case "500-then-ok": return seen <= 2 ? .text(500, "try again\n") : .png(image)
+        case "500-then-ok": return seen() <= 2 ? .text(500, "try again\n") : .png(image)
         case "503-retry-after":
-            return seen == 1 ? HTTPResponse(status: 503, headers: [("Retry-After", "1")]) : .png(image)
+            return seen() == 1 ? HTTPResponse(status: 503, headers: [("Retry-After", "1")]) : .png(image)
         case "429-retry-after":
-            return seen == 1 ? HTTPResponse(status: 429, headers: [("Retry-After", Self.httpDate(secondsAhead: 2))]) : .png(image)
+            return seen() == 1 ? HTTPResponse(status: 429, headers: [("Retry-After", Self.httpDate(secondsAhead: 2))]) : .png(image)
         case "reset-then-ok":
-            return seen == 1 ? HTTPResponse(status: 200, headers: [("Content-Type", "image/png")], body: .reset(image)) : .png(image)
+            return seen() == 1 ? HTTPResponse(status: 200, headers: [("Content-Type", "image/png")], body: .reset(image)) : .png(image)
         case "redirect": return .redirect(to: "/fault/octet-stream/\(parts.dropFirst(2).joined(separator: "/"))")
         case "octet-stream": return HTTPResponse(status: 200, headers: [("Content-Type", "application/octet-stream")], body: .data(image))
         case "truncated":

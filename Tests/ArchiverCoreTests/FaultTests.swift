@@ -72,6 +72,29 @@ final class FaultTests: XCTestCase {
         }
     }
 
+    /// `serve --faults` counts requests per path for the faults that clear up; a client asking
+    /// for endless distinct paths grew that table without end. It keeps 65,536 paths, forgetting
+    /// the oldest, so the paths of a run (the tests', the demo's) misbehave as they always did.
+    func testTheFaultRoutesCountAtMost65536PathsAndTheNewestStillClearUp() {
+        let faults = FaultRoutes(image: good)
+        func status(_ path: String) -> Int? { faults.respond(to: HTTPRequest(method: "GET", path: path))?.status }
+        let cap = 65_536
+        XCTAssertEqual([status("/fault/500-then-ok/first"), status("/fault/500-then-ok/first")], [500, 500])
+        for index in 0..<(cap + 1000) {
+            XCTAssertEqual(status("/fault/500-then-ok/\(index)"), 500)
+        }
+        XCTAssertEqual(faults.countedPaths, cap)
+        for index in 0..<1000 { _ = status("/fault/404/\(index)") }
+        XCTAssertEqual(faults.countedPaths, cap, "a fault that counts nothing keeps no count")
+        // The newest paths go on as ever: 500 twice, then the image; the oldest was forgotten
+        // and starts over.
+        let newest = "/fault/500-then-ok/\(cap + 999)"
+        XCTAssertEqual([status(newest), status(newest)], [500, 200])
+        XCTAssertEqual([status("/fault/reset-then-ok/x"), status("/fault/reset-then-ok/x")], [200, 200])
+        XCTAssertEqual(status("/fault/500-then-ok/first"), 500)
+        XCTAssertEqual(faults.countedPaths, cap)
+    }
+
     /// The operations hand back how many requests each URL took; the run's count is their sum.
     func testEveryAttemptCountsAsARequestRetriesIncluded() throws {
         let (server, _) = try faultServer()
