@@ -24,6 +24,31 @@ final class HostileResponseTests: XCTestCase {
         }
     }
 
+    /// A redirect's message names the final URL cut to 1024 bytes, never inside a character:
+    /// libcurl keeps a user name's or a fragment's UTF-8 as it is in the URL it reports, and a cut
+    /// through a character left U+FFFD in the journal and the manifest. ASCII is cut as before.
+    func testARedirectMessageCutsTheFinalURLAt1024BytesNeverInsideACharacter() throws {
+        let from = "http://h/a"
+        let ascii = "ftp://h/" + String(repeating: "a", count: 2000)
+        XCTAssertEqual(CurlFetcher.redirect(to: ascii, from: from), String(ascii.prefix(1024)) + "... (redirected to from http://h/a)")
+        let short = "ftp://h/" + String(repeating: "é", count: 100)
+        XCTAssertEqual(CurlFetcher.redirect(to: short, from: from), short + " (redirected to from http://h/a)")
+        XCTAssertEqual(CurlFetcher.redirect(to: nil, from: from), "an unknown URL (redirected to from http://h/a)")
+        // 1023 bytes, then a 2-byte é across the 1024-byte cut: the cut is before it.
+        let kept = "ftp://h/" + String(repeating: "a", count: 1015)
+        XCTAssertEqual(
+            CurlFetcher.redirect(to: kept + String(repeating: "é", count: 10), from: from), kept + "... (redirected to from http://h/a)")
+
+        let server = try TestServer()
+        defer { server.stop() }
+        let target = "ftp://127.0.0.1/x#" + String(repeating: "a", count: 1005)
+        server.route("/away", .redirect(to: target + "é-and-more"))
+        let error = failure(server.url("/away"))
+        XCTAssertEqual(error?.kind, "invalid-url")
+        XCTAssertEqual(
+            error?.description, "not an http(s) URL: \(target)... (redirected to from \(server.url("/away").absoluteString))")
+    }
+
     func testAHeaderLineOverLibcurlsLimitIsHeaderTooLargeNotACutBody() throws {
         let server = try TestServer()
         defer { server.stop() }

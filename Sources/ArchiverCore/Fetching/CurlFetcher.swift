@@ -162,12 +162,12 @@ private final class PendingFetch: Sendable {
         case CCURL_TOO_MANY_REDIRECTS:
             return .failed(.tooManyRedirects(url: url), retryAfter: nil)
         case CCURL_REDIRECT_REFUSED:
-            return .failed(.invalidURL(Self.redirect(to: lastURL(), from: url)), retryAfter: nil)
+            return .failed(.invalidURL(CurlFetcher.redirect(to: lastURL(), from: url)), retryAfter: nil)
         case CCURL_HEADER_TOO_LARGE:
             return .failed(.headerTooLarge(limit: Int(CCURL_MAX_HEADER), url: url), retryAfter: nil)
         case CCURL_FORBIDDEN_ADDRESS:
             let final = lastURL() ?? url
-            return .failed(.forbiddenAddress(url: final == url ? url : Self.redirect(to: final, from: url)), retryAfter: nil)
+            return .failed(.forbiddenAddress(url: final == url ? url : CurlFetcher.redirect(to: final, from: url)), retryAfter: nil)
         default:
             break
         }
@@ -219,12 +219,15 @@ extension PendingFetch {
         guard let address = mmap(nil, length, PROT_READ, MAP_SHARED, fd, 0), address != MAP_FAILED else { return nil }
         return Data(bytesNoCopy: address, count: length, deallocator: .custom { pointer, count in munmap(pointer, count) })
     }
+}
 
-    /// `<final URL> (redirected to from <url>)`, the final URL (redacted) cut to 1024 bytes: a
-    /// `Location` may be up to 100 KiB, and the message goes into the manifest.
+extension CurlFetcher {
+    /// `<final URL> (redirected to from <url>)`, the final URL (redacted) cut to 1024 bytes, never
+    /// inside a character (libcurl keeps a user name's or a fragment's UTF-8): a `Location` may be
+    /// up to 100 KiB, and the message goes into the manifest.
     static func redirect(to final: String?, from url: String) -> String {
         var target = final ?? "an unknown URL"
-        if target.utf8.count > 1024 { target = String(decoding: target.utf8.prefix(1024), as: UTF8.self) + "..." }
+        if target.utf8.count > 1024 { target = target.prefix(utf8Bytes: 1024) + "..." }
         return "\(target) (redirected to from \(url))"
     }
 }
