@@ -27,17 +27,6 @@ extension Catalog {
             source: source, sha256: sha256, records: records.subset(positions),
             sharding: Sharding(shard: shard, catalogRecords: records.count))
     }
-
-    /// A catalog of `records` held in memory, with the identity (source, sha256) of the catalog
-    /// they came from: what `merge` rebuilds from the shards' manifests.
-    init(source: String, sha256: String, decoded records: [CatalogRecord]) {
-        var arena: IDArena?
-        let entries = records.enumerated().map { CatalogRecords.Entry(id: $1.id, offset: $0, albumId: $1.albumId, arena: &arena) }
-        self.init(
-            source: source, sha256: sha256,
-            records: CatalogRecords(storage: CatalogStorage(.decoded(records)), entries: entries, arena: arena, end: records.count),
-            sharding: nil)
-    }
 }
 
 extension CatalogRecords {

@@ -3,14 +3,12 @@ import Glibc
 #endif
 import Foundation
 
-/// Where a catalog's bytes are: an open file (read a window at a time, never held whole), bytes
-/// in memory (a catalog downloaded from a URL), or records already decoded (what `merge`
-/// rebuilds from the shards' manifests).
+/// Where a catalog's bytes are: an open file (read a window at a time, never held whole), or bytes
+/// in memory (a catalog downloaded from a URL).
 final class CatalogStorage: Sendable {
     enum Backing {
         case file(descriptor: FileDescriptor, size: Int64, modified: timespec)
         case bytes(Data)
-        case decoded([CatalogRecord])
     }
 
     let backing: Backing
@@ -266,8 +264,6 @@ struct CatalogReader {
         let start = records.entries[position].offset
         let end = records.endOffset(at: position)
         switch records.storage.backing {
-        case .decoded(let all):
-            return all[start]
         case .bytes(let data):
             return data.withUnsafeBytes { raw in
                 Self.parse(raw.bindMemory(to: UInt8.self).prefix(upTo: end), at: start, fields: fields, layout: records.storage.layout)
