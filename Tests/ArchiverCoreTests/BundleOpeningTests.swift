@@ -65,6 +65,25 @@ final class BundleOpeningTests: XCTestCase {
         XCTAssertEqual(Fixtures.fileNames(in: out), ["notes.txt"], "nothing is made in it")
     }
 
+    /// The refusal names the first three names that are not the bundle's, by `<`, and `...` only
+    /// when there are more; one of the bundle's names alone needs a manifest.
+    func testARefusedDirectoryIsNamedByItsFirstThreeOwnNamesSorted() throws {
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        func add(_ name: String) { XCTAssertTrue(FileManager.default.createFile(atPath: out.appendingPathComponent(name).path, contents: nil)) }
+        func reason() -> String? {
+            guard case .foreignDirectory(path: out.path, let reason) = refusal(opening(), try! Fixtures.catalog(Fixtures.records(2))) else { return nil }
+            return reason
+        }
+        add("index.html")
+        XCTAssertEqual(reason(), "it has no manifest.json")
+        for name in ["zeta", "Beta", "alpha"] { add(name) }
+        XCTAssertEqual(reason(), "it holds files of its own (Beta, alpha, zeta)")
+        add("manifest.json")
+        add(".aardvark")
+        XCTAssertEqual(reason(), "it holds files of its own (.aardvark, Beta, alpha, ...)")
+        XCTAssertEqual(Fixtures.fileNames(in: out), [".aardvark", "Beta", "alpha", "index.html", "manifest.json", "zeta"], "nothing is made in it")
+    }
+
     func testALinkedImagesDirectoryIsRefusedBeforeAnythingIsMade() throws {
         let outside = dir.appendingPathComponent("outside")
         try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)

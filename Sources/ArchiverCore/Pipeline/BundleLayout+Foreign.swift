@@ -20,13 +20,25 @@ extension BundleLayout {
         var info = stat()
         guard lstat(root.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { return }
         if lstat(state.path, &info) == 0 { return }
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: root.path), !names.isEmpty else { return }
-        let foreign = names.filter { !Self.bundleNames.contains($0) }.sorted()
-        if !foreign.isEmpty {
-            let shown = foreign.prefix(3).joined(separator: ", ") + (foreign.count > 3 ? ", ..." : "")
+        guard let directory = OpenDirectory(path: root.path, followingLink: false) else { return }
+        // Walked, not listed: it may hold millions. What is kept: whether it holds anything, the
+        // manifest, and how many names are not the bundle's with the first three by `<`.
+        var isEmpty = true, hasManifest = false
+        var foreign = 0, firstForeign: [String] = []
+        directory.forEachName { name in
+            isEmpty = false
+            if name == Self.manifestPath { hasManifest = true }
+            guard !Self.bundleNames.contains(name) else { return }
+            foreign += 1
+            firstForeign.insert(name, at: firstForeign.firstIndex { name < $0 } ?? firstForeign.endIndex)
+            if firstForeign.count > 3 { firstForeign.removeLast() }
+        }
+        if isEmpty { return }
+        if foreign > 0 {
+            let shown = firstForeign.joined(separator: ", ") + (foreign > 3 ? ", ..." : "")
             throw .foreignDirectory(path: root.path, reason: "it holds files of its own (\(shown))")
         }
-        guard names.contains("manifest.json") else {
+        guard hasManifest else {
             throw .foreignDirectory(path: root.path, reason: "it has no manifest.json")
         }
         guard startsAsArchiverManifest() else {

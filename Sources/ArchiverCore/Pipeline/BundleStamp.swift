@@ -31,11 +31,10 @@ struct BundleStamp: Codable, Equatable {
         manifestBytes = manifest
         galleryBytes = gallery
         (pageFiles, pageBytes) = (0, 0)
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.pages.path)) ?? []
-        let pages = OpenDirectory(path: layout.pages.path)
-        // Not the temporary files (`.NAME.tmp-...`) of pages a run under way is writing.
-        for name in names where !name.hasPrefix(".") {
-            guard let size = pages?.size(of: name) else { continue }
+        guard let pages = OpenDirectory(path: layout.pages.path, followingLink: false) else { return }
+        pages.forEachName { name in
+            // Not the temporary files (`.NAME.tmp-...`) of pages a run under way is writing.
+            guard !name.hasPrefix("."), let size = pages.size(of: name) else { return }
             pageFiles += 1
             pageBytes.saturatingAdd(size)
         }

@@ -102,8 +102,8 @@ public struct BundleMerger: Sendable {
         switch BundleLayout.fileKind(atPath: output.path) {
         case .missing: return
         case .directory:
-            let entries = (try? FileManager.default.contentsOfDirectory(atPath: output.path)) ?? ["?"]
-            if entries.isEmpty { return }
+            // One that cannot be read is refused as one that holds something.
+            if OpenDirectory(path: output.path, followingLink: false)?.isEmpty == true { return }
         default: break
         }
         throw .refused(["--out \(output.path) already exists; merge makes a new bundle: give a directory that does not exist yet"])
