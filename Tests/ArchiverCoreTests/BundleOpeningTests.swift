@@ -84,6 +84,18 @@ final class BundleOpeningTests: XCTestCase {
         XCTAssertEqual(Fixtures.fileNames(in: out), [".aardvark", "Beta", "alpha", "index.html", "manifest.json", "zeta"], "nothing is made in it")
     }
 
+    /// `--out` may itself be a link its user made: a killed run's debris is removed there too
+    /// (the walks of `images/` and `pages/` never go through one).
+    func testDebrisIsRemovedInAnOutThatIsALinkToABundle() throws {
+        let real = dir.appendingPathComponent("real")
+        try FileManager.default.createDirectory(at: BundleLayout(root: real).state, withIntermediateDirectories: true)
+        let debris = real.appendingPathComponent(".manifest.json.tmp-123-4")
+        try Data("half".utf8).write(to: debris)
+        XCTAssertEqual(symlink(real.path, out.path), 0)
+        _ = try opening().open(for: try Fixtures.catalog(Fixtures.records(2)))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: debris.path))
+    }
+
     func testALinkedImagesDirectoryIsRefusedBeforeAnythingIsMade() throws {
         let outside = dir.appendingPathComponent("outside")
         try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)

@@ -212,9 +212,8 @@ final class GalleryWriter {
     /// earlier gallery with more items or failures left.
     private func removeStalePages(keeping: Set<String>) {
         let directory = layout.pages.path
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        for name in names where Gallery.isPageName(name) && !keeping.contains(name) {
-            unlink(directory + "/" + name)
+        OpenDirectory(path: directory, followingLink: false)?.forEachName { name in
+            if Gallery.isPageName(name), !keeping.contains(name) { unlink(directory + "/" + name) }
         }
     }
 }

@@ -41,7 +41,7 @@ struct BundleOpening {
             case .held(let directory, let pid): throw .locked(directory: directory, pid: pid)
             }
         }
-        AtomicFileWriter.removeDebris(in: layout.root.path)
+        AtomicFileWriter.removeDebris(in: layout.root.path, followingLink: true)
         AtomicFileWriter.removeDebris(in: layout.state.path)
         AtomicFileWriter.removeDebris(in: layout.pages.path)
         let adoption = try BundleAdoption.adopt(

@@ -49,14 +49,14 @@ final class AtomicFileWriter {
 
     /// Removes the regular files that `AtomicFileWriter`s of a killed run left in `directory`
     /// (`.NAME.tmp-PID-RANDOM`, or `.NAME.tmp-PID` from older versions); call it holding the
-    /// bundle lock, when no writer of this process is open there.
-    static func removeDebris(in directory: String) {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        for name in names where name.hasPrefix(".") {
-            guard let mark = name.range(of: ".tmp-", options: .backwards),
+    /// bundle lock, when no writer of this process is open there. A link at `directory` is not
+    /// followed unless `followingLink` (`--out` itself may be a link its user made).
+    static func removeDebris(in directory: String, followingLink: Bool = false) {
+        OpenDirectory(path: directory, followingLink: followingLink)?.forEachName { name in
+            guard name.hasPrefix("."), let mark = name.range(of: ".tmp-", options: .backwards),
                 case let suffix = name[mark.upperBound...], suffix.first?.isWholeNumber == true,
                 suffix.allSatisfy({ ("0"..."9").contains($0) || $0 == "-" })
-            else { continue }
+            else { return }
             var info = stat()
             let path = directory + "/" + name
             if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG { unlink(path) }

@@ -44,9 +44,9 @@ struct KeyedStore: Sendable {
         } catch {
             throw FileSystemError(.create, path: directory.path, foundation: error)
         }
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         var removed = 0
-        for name in names where name.hasPrefix(POSIXFileSystem.temporaryPrefix) {
+        OpenDirectory(path: directoryPath, followingLink: false)?.forEachName { name in
+            guard name.hasPrefix(POSIXFileSystem.temporaryPrefix) else { return }
             fileSystem.remove(directory.appendingPathComponent(name).path)
             removed += 1
         }
@@ -70,12 +70,11 @@ struct KeyedStore: Sendable {
     /// format the name says. Returns how many. Other files are left alone.
     @discardableResult
     func prune(keeping: (_ stem: String, _ format: ImageFormat) -> Bool) -> Int {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         var removed = 0
-        for name in names {
-            guard let format = ImageFormat.of(fileName: name), name.hasSuffix("." + format.fileExtension) else { continue }
+        OpenDirectory(path: directoryPath, followingLink: false)?.forEachName { name in
+            guard let format = ImageFormat.of(fileName: name), name.hasSuffix("." + format.fileExtension) else { return }
             let stem = String(name.dropLast(format.fileExtension.count + 1))
-            guard RecordKey.isStem(stem), !keeping(stem, format) else { continue }
+            guard RecordKey.isStem(stem), !keeping(stem, format) else { return }
             fileSystem.remove(path(named: name))
             removed += 1
         }
