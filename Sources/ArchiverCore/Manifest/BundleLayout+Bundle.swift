@@ -49,24 +49,20 @@ extension BundleLayout {
     /// The names in `images/` that belong to the bundle, sorted by their UTF-8 bytes; none when
     /// there is no `images/`. Anything but a real directory there (a link to one elsewhere) is
     /// refused: its files are not the bundle's. Read with `readdir` into a `NameTable`: a million
-    /// names at about 18 bytes each, where `String`s cost several times that.
+    /// names at about 18 bytes each, where `String`s cost several times that. Sorted because
+    /// `pack` writes them in that order and `verify` and `merge` walk them beside the manifest's.
     func imageNameTable() throws(BundleError) -> NameTable {
         var names = NameTable()
         guard try hasImagesDirectory() else { return names }
-        guard let directory = opendir(images.path) else { throw unreadableImages(errno) }
-        defer { closedir(directory) }
-        while true {
-            errno = 0
-            guard let entry = readdir(directory) else { break }
-            let added = withUnsafeBytes(of: &entry.pointee.d_name) { field in
-                let name = UnsafeRawBufferPointer(rebasing: field[..<strlen(field.baseAddress!.assumingMemoryBound(to: CChar.self))])
-                // Only a name that starts with a dot can fail the check (`.`, `..`, dot files).
-                if name.first == UInt8(ascii: "."), !Self.isBundleFileName(String(decoding: name, as: UTF8.self)) { return true }
-                return names.append(name)
-            }
-            guard added else { throw .unreadableFile(path: images.path, reason: NameTable.fullReason) }
+        let directory: OpenDirectory
+        do { directory = try OpenDirectory(opening: images.path, followingLink: false) } catch { throw unreadableImages(error) }
+        let failure = try directory.forEachEntry { (name) throws(BundleError) in
+            // Only a name that starts with a dot can fail the check (dot files).
+            if name.first == UInt8(ascii: "."), !Self.isBundleFileName(String(decoding: name, as: UTF8.self)) { return }
+            guard names.append(name) else { throw .unreadableFile(path: images.path, reason: NameTable.fullReason) }
         }
-        guard errno == 0 else { throw unreadableImages(errno) }
+        // What `FileManager` gave when it listed the directory after a read failed part way.
+        if let failure { throw .unreadableFile(path: images.path, reason: failure.description) }
         names.sort()
         return names
     }
@@ -80,14 +76,19 @@ extension BundleLayout {
         }
     }
 
-    /// The error for an `images/` that cannot be listed, worded as a listing that failed.
-    private func unreadableImages(_ code: Int32) -> BundleError {
-        do {
-            _ = try FileManager.default.contentsOfDirectory(atPath: images.path)
-        } catch {
-            return .unreadableFile(path: images.path, reason: error.localizedDescription)
-        }
-        return .unreadableFile(path: images.path, reason: String(cString: strerror(code)))
+    /// The error for an `images/` that cannot be opened, worded as `FileManager` words a listing
+    /// that fails with `failure` (it used to be asked to list the directory again for it).
+    private func unreadableImages(_ failure: Errno) -> BundleError {
+        let code: CocoaError.Code =
+            switch failure.rawValue {
+            case ENOENT: .fileReadNoSuchFile
+            case EPERM, EACCES: .fileReadNoPermission
+            case ENAMETOOLONG: .fileReadInvalidFileName
+            default: .fileReadUnknown
+            }
+        var info: [String: Any] = [NSFilePathErrorKey: images.path]
+        if let posix = POSIXErrorCode(rawValue: failure.rawValue) { info[NSUnderlyingErrorKey] = POSIXError(posix) }
+        return .unreadableFile(path: images.path, reason: CocoaError(code, userInfo: info).localizedDescription)
     }
 
     /// Throws unless `root` is a directory holding a `manifest.json` file.
