@@ -35,11 +35,10 @@ public struct BundlePacker: Sendable {
     /// How many paths of each kind `pack` names (each clipped to 1 KiB); the rest are counted.
     static let named = 3
 
-    /// The paths the tarball of `directory` holds, in order (directories end in `/`).
-    func entries(of directory: URL) throws(BundleError) -> [String] {
-        var paths: [String] = []
-        try plan(directory).forEachPath { paths.append($0) }
-        return paths
+    /// Calls `body` with each path the tarball of `directory` holds, in order (directories end
+    /// in `/`), one at a time: a list of them would hold a `String` for each of a million images.
+    func forEachEntry(of directory: URL, _ body: (String) throws(BundleError) -> Void) throws(BundleError) {
+        try plan(directory).forEachPath(body)
     }
 
     /// What to pack: the paths other than images', and the names in `images/` to pack, both
