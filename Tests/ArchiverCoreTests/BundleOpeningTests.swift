@@ -65,6 +65,18 @@ final class BundleOpeningTests: XCTestCase {
         XCTAssertEqual(Fixtures.fileNames(in: out), ["notes.txt"], "nothing is made in it")
     }
 
+    /// `--out` may be a link its user made: the directory it leads to is the one checked, as the
+    /// run would write there.
+    func testADirectoryOfSomeonesOwnFilesBehindALinkIsRefusedAndLeftUntouched() throws {
+        let mine = dir.appendingPathComponent("mine")
+        try FileManager.default.createDirectory(at: mine, withIntermediateDirectories: true)
+        try Data("mine\n".utf8).write(to: mine.appendingPathComponent("notes.txt"))
+        XCTAssertEqual(symlink(mine.path, out.path), 0)
+        let error = refusal(opening(), try Fixtures.catalog(Fixtures.records(2)))
+        XCTAssertEqual(error, .foreignDirectory(path: out.path, reason: "it holds files of its own (notes.txt)"))
+        XCTAssertEqual(Fixtures.fileNames(in: mine), ["notes.txt"], "nothing is made in it")
+    }
+
     /// The refusal names the first three names that are not the bundle's, by `<`, and `...` only
     /// when there are more; one of the bundle's names alone needs a manifest.
     func testARefusedDirectoryIsNamedByItsFirstThreeOwnNamesSorted() throws {

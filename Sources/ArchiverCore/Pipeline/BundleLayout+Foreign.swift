@@ -17,10 +17,12 @@ extension BundleLayout {
         if let unsafe = unsafePlace() {
             throw .unsafeBundle(path: unsafe.path, found: unsafe.found, expected: unsafe.expected)
         }
+        // `--out` itself may be a link its user made: what counts is the directory it leads to
+        // (the run writes there), so the root is followed, as nothing inside it is.
         var info = stat()
-        guard lstat(root.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { return }
+        guard stat(root.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { return }
         if lstat(state.path, &info) == 0 { return }
-        guard let directory = OpenDirectory(path: root.path, followingLink: false) else { return }
+        guard let directory = OpenDirectory(path: root.path) else { return }
         // Walked, not listed: it may hold millions. What is kept: whether it holds anything, the
         // manifest, and how many names are not the bundle's with the first three by `<`.
         var isEmpty = true, hasManifest = false
