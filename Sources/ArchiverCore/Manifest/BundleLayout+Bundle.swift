@@ -55,13 +55,16 @@ extension BundleLayout {
         var names = NameTable()
         guard try hasImagesDirectory() else { return names }
         let directory: OpenDirectory
-        do { directory = try OpenDirectory(opening: images.path, followingLink: false) } catch { throw unreadableImages(error) }
+        do {
+            directory = try OpenDirectory(opening: images.path, followingLink: false)
+        } catch {
+            throw .unreadableFile(path: images.path, reason: error.description)
+        }
         let failure = try directory.forEachEntry { (name) throws(BundleError) in
             // Only a name that starts with a dot can fail the check (dot files).
             if name.first == UInt8(ascii: "."), !Self.isBundleFileName(String(decoding: name, as: UTF8.self)) { return }
             guard names.append(name) else { throw .unreadableFile(path: images.path, reason: NameTable.fullReason) }
         }
-        // What `FileManager` gave when it listed the directory after a read failed part way.
         if let failure { throw .unreadableFile(path: images.path, reason: failure.description) }
         names.sort()
         return names
@@ -74,21 +77,6 @@ extension BundleLayout {
         case .directory: return true
         case let kind: throw .notADirectory(path: images.path, found: kind.noun)
         }
-    }
-
-    /// The error for an `images/` that cannot be opened, worded as `FileManager` words a listing
-    /// that fails with `failure` (it used to be asked to list the directory again for it).
-    private func unreadableImages(_ failure: Errno) -> BundleError {
-        let code: CocoaError.Code =
-            switch failure.rawValue {
-            case ENOENT: .fileReadNoSuchFile
-            case EPERM, EACCES: .fileReadNoPermission
-            case ENAMETOOLONG: .fileReadInvalidFileName
-            default: .fileReadUnknown
-            }
-        var info: [String: Any] = [NSFilePathErrorKey: images.path]
-        if let posix = POSIXErrorCode(rawValue: failure.rawValue) { info[NSUnderlyingErrorKey] = POSIXError(posix) }
-        return .unreadableFile(path: images.path, reason: CocoaError(code, userInfo: info).localizedDescription)
     }
 
     /// Throws unless `root` is a directory holding a `manifest.json` file.
