@@ -215,28 +215,40 @@ enum RunCommand {
 
 /// Turns SIGINT and SIGTERM into a clean cancel; a second signal exits at once (the journal
 /// is consistent at every instant, so nothing is lost but the items in flight).
+///
+/// A second signal within `sameStop` of the first is the same stop delivered twice, and is
+/// ignored: GNU `timeout` (and `kill -- -PGID`) signals the process and then its process group,
+/// which holds it, so half the time the first cancel would otherwise be cut short before it wrote
+/// the manifest.
 final class Interruption: @unchecked Sendable {
-    // @unchecked: `sources` is written only in `init`; `signalNumber` only under `lock`.
+    // @unchecked: `sources` is written only in `init`; `first` only under `lock`.
     private var sources: [any DispatchSourceSignal] = []
     private let lock = NSLock()
-    private var signalNumber: Int32?
+    private var first: (number: Int32, at: DispatchTime)?
+    /// How soon after the first a signal is the same stop, in nanoseconds.
+    private static let sameStop: UInt64 = 1_000_000_000
 
     init(onSignal: @escaping @Sendable () -> Void) {
         for number in [SIGINT, SIGTERM] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [self] in
-                let first: Bool = lock.withLock {
-                    defer { signalNumber = signalNumber ?? number }
-                    return signalNumber == nil
+                let since: UInt64? = lock.withLock {
+                    let now = DispatchTime.now()
+                    defer { first = first ?? (number, now) }
+                    return first.map { now.uptimeNanoseconds - $0.at.uptimeNanoseconds }
                 }
                 // _exit: other threads may be writing; the journal is consistent at every instant.
-                if first { onSignal() } else { _exit(128 + number) }
+                if let since {
+                    if since >= Self.sameStop { _exit(128 + number) }
+                } else {
+                    onSignal()
+                }
             }
             source.resume()
             sources.append(source)
         }
     }
 
-    var received: Int32? { lock.withLock { signalNumber } }
+    var received: Int32? { lock.withLock { first?.number } }
 }

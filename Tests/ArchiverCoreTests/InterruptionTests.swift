@@ -14,6 +14,35 @@ final class InterruptionTests: XCTestCase {
         try assertSignalStopsCleanly(SIGTERM, status: 143)
     }
 
+    /// GNU `timeout` signals the run and then its process group, which holds the run: the same
+    /// stop arrives twice, moments apart, and must not cut the clean stop short (no manifest,
+    /// no closing lines), as a second signal seconds later does.
+    func testASignalRepeatedAtOnceAsTimeoutSendsItStillWritesTheManifest() throws {
+        let server = try Fixtures.placeholderServer()
+        let out = Fixtures.temporaryDirectory(self)
+        // Enough records that writing their manifest and pages outlasts the gap between the signals.
+        let records = Fixtures.records(20_000)
+        let catalog = try Fixtures.writeCatalog(records, to: out.deletingLastPathComponent().appendingPathComponent("\(out.lastPathComponent).json"))
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: catalog) }
+        server.holdRequests()
+        defer { server.release() }
+        let err = Pipe()
+        let process = try CommandRunner.start(
+            ["run", "--catalog", catalog, "--out", out.path, "--concurrency", "4", "--mirror", "\(Fixtures.host)=\(server.baseURL)"],
+            stderr: err)
+        XCTAssertTrue(server.waitUntilInFlight(4, timeout: 60), "the run put 4 requests in flight")
+        kill(process.processIdentifier, SIGTERM)
+        usleep(20_000)
+        kill(process.processIdentifier, SIGTERM)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 143)
+        XCTAssertTrue(stderr.contains("interrupted: 20000 items not fetched yet"), stderr)
+        let manifest = try Fixtures.manifest(in: out)
+        XCTAssertEqual(manifest.items.count, records.count)
+        XCTAssertTrue(manifest.items.allSatisfy { $0.status == .pending })
+    }
+
     private func assertSignalStopsCleanly(_ signal: Int32, status: Int32) throws {
         let server = try Fixtures.placeholderServer()
         let out = Fixtures.temporaryDirectory(self)
