@@ -70,6 +70,27 @@ final class ChecksumAndAcceptTests: XCTestCase {
         XCTAssertEqual(verify.status, 0, verify.stdout + verify.stderr)
     }
 
+    /// A CSV row cannot leave out a column: its empty cell is how it has no digest, as a JSON
+    /// record without the key has none, so the image is not checked (nor is one of blanks).
+    func testAnEmptyDigestCellIsNoDigestAndTheImageIsNotChecked() throws {
+        let server = try Fixtures.placeholderServer()
+        let dir = Fixtures.temporaryDirectory(self)
+        let records = Fixtures.records(3)
+        let right = try sha256sum(Fixtures.served(path(of: records[0])))
+        var csv = "id,url,checksum\n1,\(records[0].url),\(right)\n2,\(records[1].url),\n3,\(records[2].url),\"  \"\n"
+        csv += "4,\(records[2].url),\(String(repeating: "0", count: 64))\n"
+        let catalog = dir.appendingPathComponent("c.csv")
+        try Data(csv.utf8).write(to: catalog)
+        let out = dir.appendingPathComponent("out")
+        let result = try CommandRunner.run([
+            "run", "--catalog", catalog.path, "--out", out.path, "--sha256", "checksum", "--mirror", "\(Fixtures.host)=\(server.baseURL)",
+        ])
+        XCTAssertEqual(result.status, 1, result.stderr)
+        let items = try Fixtures.manifest(in: out).items
+        XCTAssertEqual(items.map(\.status), [.done, .done, .done, .failed], result.stderr)
+        XCTAssertEqual(items.last?.error?.kind, "checksum-mismatch")
+    }
+
     func testACSVWithoutTheNamedDigestColumnIsRefused() throws {
         let dir = Fixtures.temporaryDirectory(self)
         let catalog = dir.appendingPathComponent("c.csv")

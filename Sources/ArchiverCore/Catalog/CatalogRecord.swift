@@ -23,6 +23,12 @@ struct CatalogRecord: Sendable, Equatable, Codable {
         self.thumbnailUrl = thumbnailUrl
     }
 
+    /// The SHA-256 to hold the image to: `sha256` unless it is blank, which is no digest, as a
+    /// record without the key has none (a CSV row cannot leave out a column, only empty its cell).
+    var expectedSHA256: String? {
+        sha256.flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
+    }
+
     /// The URL in the chosen field.
     func url(for field: ImageField) -> String {
         field == .thumbnailUrl ? thumbnailUrl : url

@@ -197,14 +197,14 @@ struct Plan: Sendable {
         var targets = [
             FetchJob.Target(
                 id: first.id, position: position, url: url, previous: revalidated(Int(position), id: first.id),
-                expectedSHA256: first.sha256)
+                expectedSHA256: first.expectedSHA256)
         ]
         for position in sharers[index] ?? [] {
             let record = reader.record(Int(position), fields: fields)
             targets.append(
                 FetchJob.Target(
                     id: record.id, position: position, url: record.url(for: field), previous: revalidated(Int(position), id: record.id),
-                    expectedSHA256: record.sha256))
+                    expectedSHA256: record.expectedSHA256))
         }
         return Self.address(of: mirrors.address(of: url, at: Int(position))).map { FetchJob(address: $0, targets: targets) }
     }
