@@ -66,6 +66,16 @@ final class BundleCommandTests: XCTestCase {
         XCTAssertEqual(report.failed, 1)
     }
 
+    /// `--output` in a directory that does not exist: the message names the file asked for and
+    /// the system's reason, not the hidden temporary file pack writes first, nor libarchive's words.
+    func testPackIntoAMissingDirectorySaysWhichFileAndWhy() throws {
+        let output = fixture.root.appendingPathComponent("no-such-dir/out.tar.gz").path
+        let run = try ArchiverRun.run(["pack", fixture.root.path, "--output", output])
+        XCTAssertEqual(run.stdout, "")
+        XCTAssertEqual(run.status, 2, run.stderr)
+        XCTAssertEqual(run.stderr, "archiver: cannot write \(output): No such file or directory\n")
+    }
+
     func testUnusableInputExitsTwoWithOneLine() throws {
         let missing = fixture.root.appendingPathComponent("nope").path
         try FileManager.default.removeItem(at: fixture.layout.manifest)

@@ -184,6 +184,8 @@ public struct BundlePacker: Sendable {
                 bytes: bytes, sha256: sha256, leftOut: plan.leftOut, notPacked: plan.notPacked)
         } catch {
             unlink(temporary.path)
+            // The user named the output, not the hidden file written first.
+            if case .cannotWrite(temporary.path, let reason) = error { throw .cannotWrite(path: output.path, reason: reason) }
             throw error
         }
     }

@@ -24,7 +24,8 @@ final class TarballWriter {
             archive_write_set_filter_option(archive, "gzip", "timestamp", nil) == ARCHIVE_OK,
             archive_write_open_filename(archive, path) == ARCHIVE_OK
         else {
-            let reason = Self.message(archive)
+            // An open that failed says the system's reason (libarchive's own words name the path again).
+            let reason = archive_errno(archive) > 0 ? String(cString: strerror(archive_errno(archive))) : Self.message(archive)
             // deinit frees the archive
             throw .cannotWrite(path: path, reason: reason)
         }
