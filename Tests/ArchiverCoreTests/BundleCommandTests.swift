@@ -76,6 +76,20 @@ final class BundleCommandTests: XCTestCase {
         XCTAssertEqual(run.stderr, "archiver: cannot write \(output): No such file or directory\n")
     }
 
+    /// A bundle whose first run was killed (or is still going) has `.archiver/` but no manifest
+    /// yet: pack and verify say to finish the run, not that it may be no bundle of `archiver run`'s.
+    func testPackAndVerifyOfABundleWithoutItsFirstManifestSayToRunAgain() throws {
+        try FileManager.default.removeItem(at: fixture.layout.manifest)
+        for arguments in [["pack", fixture.root.path, "--output", tarball], ["verify", fixture.root.path]] {
+            let run = try ArchiverRun.run(arguments)
+            XCTAssertEqual(run.status, 2, run.stderr)
+            XCTAssertEqual(
+                run.stderr,
+                "archiver: \(fixture.root.path) has no manifest.json yet: its first run is still going or was stopped before "
+                    + "writing one; run the same 'archiver run' command again to finish it\n")
+        }
+    }
+
     func testUnusableInputExitsTwoWithOneLine() throws {
         let missing = fixture.root.appendingPathComponent("nope").path
         try FileManager.default.removeItem(at: fixture.layout.manifest)

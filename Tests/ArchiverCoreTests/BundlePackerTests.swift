@@ -119,6 +119,8 @@ final class BundlePackerTests: XCTestCase {
             XCTAssertEqual($0 as? BundleError, .notFound(missing.path))
         }
         try FileManager.default.removeItem(at: fixture.layout.manifest)
+        // No .archiver/ either: no bundle at all (with it, a run that has not ended yet).
+        try FileManager.default.removeItem(at: fixture.layout.state)
         XCTAssertThrowsError(try BundlePacker().pack(fixture.root, to: output("a.tar.gz"))) {
             XCTAssertEqual($0 as? BundleError, .noManifest(self.fixture.root.path))
         }

@@ -128,6 +128,8 @@ final class BundleVerifierTests: XCTestCase {
 
     func testDirectoryWithoutManifestAndUnreadableTarballAreBundleErrors() throws {
         try FileManager.default.removeItem(at: fixture.layout.manifest)
+        // No .archiver/ either: no bundle at all (with it, a run that has not ended yet).
+        try FileManager.default.removeItem(at: fixture.layout.state)
         XCTAssertThrowsError(try BundleVerifier().verify(fixture.root)) {
             XCTAssertEqual(($0 as? BundleError)?.kind, "no-manifest")
         }

@@ -79,10 +79,14 @@ extension BundleLayout {
         }
     }
 
-    /// Throws unless `root` is a directory holding a `manifest.json` file.
+    /// Throws unless `root` is a directory holding a `manifest.json` file; one holding only
+    /// `.archiver/` is a bundle whose first run has not ended.
     func requireManifest() throws(BundleError) {
         guard case .directory = Self.fileKind(atPath: root.path) else { throw .notFound(root.path) }
-        guard case .regular = Self.fileKind(atPath: manifest.path) else { throw .noManifest(root.path) }
+        guard case .regular = Self.fileKind(atPath: manifest.path) else {
+            if case .directory = Self.fileKind(atPath: state.path) { throw .unfinished(root.path) }
+            throw .noManifest(root.path)
+        }
     }
 
     /// Streams `manifest.json`'s items to `item` (see `ManifestReader`), or says why it cannot.

@@ -2,6 +2,8 @@
 public enum BundleError: Error, Sendable, Equatable, CustomStringConvertible {
     case notFound(String)
     case noManifest(String)
+    /// `.archiver/` and no manifest yet: the first run is going on, or was killed before its end.
+    case unfinished(String)
     case unreadableManifest(path: String, reason: String)
     case unreadableTarball(path: String, reason: String)
     case unreadableFile(path: String, reason: String)
@@ -14,6 +16,7 @@ public enum BundleError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .notFound: "not-found"
         case .noManifest: "no-manifest"
+        case .unfinished: "unfinished"
         case .unreadableManifest: "unreadable-manifest"
         case .unreadableTarball: "unreadable-tarball"
         case .unreadableFile: "unreadable-file"
@@ -28,6 +31,9 @@ public enum BundleError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(path) does not exist; give a bundle directory made by 'archiver run' or a tarball made by 'archiver pack'"
         case .noManifest(let path):
             "\(path) holds no manifest.json; is it a bundle made by 'archiver run'?"
+        case .unfinished(let path):
+            "\(path) has no manifest.json yet: its first run is still going or was stopped before writing one; "
+                + "run the same 'archiver run' command again to finish it"
         case .unreadableManifest(let path, let reason):
             "cannot read the manifest in \(path): \(reason)"
         case .unreadableTarball(let path, let reason):
