@@ -236,6 +236,18 @@ final class ArchiverTests: XCTestCase {
         XCTAssertEqual(Fixtures.imageNames(in: out), ["1.png", "2.png"])
     }
 
+    /// A record without the image key (or with an empty one) fails as invalid-url naming the key,
+    /// not with an empty URL after the colon.
+    func testARecordWithoutTheImageKeyFailsNamingTheKey() throws {
+        let server = try Fixtures.placeholderServer()
+        let out = Fixtures.temporaryDirectory(self)
+        let records = Fixtures.records(1) + [CatalogRecord(albumId: 1, id: 2, title: "t", url: "", thumbnailUrl: "")]
+        let summary = try Fixtures.run(Fixtures.configuration(out: out, server: server), catalog: Fixtures.catalog(records))
+        XCTAssertEqual(summary.failuresByKind, ["invalid-url": 1])
+        let item = try XCTUnwrap(Fixtures.manifest(in: out).items.last)
+        XCTAssertEqual(item.error?.message, #"not an http(s) URL: the record has no "url", or an empty one"#)
+    }
+
     func testMirrorRewritesTheLongestMatchingPrefix() {
         let mirrors = MirrorMap([
             (from: "https://via.placeholder.com", to: "http://a"), (from: "https://via.placeholder.com/150", to: "http://b/t"),

@@ -272,6 +272,8 @@ struct Plan: Sendable {
             error = problem
         } else if let problem = record.urlProblem {
             return ItemRecord(id: record.id, url: "", source: "", status: .failed, error: RecordedError(ItemError.invalidURL(problem)))
+        } else if url.isEmpty {
+            error = .invalidURL("the record has no \"\(field)\", or an empty one")
         } else {
             error = .invalidURL(source)
         }
