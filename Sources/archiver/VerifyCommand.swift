@@ -6,9 +6,10 @@ enum VerifyCommand {
     static let spec = CommandSpec<Bool>(
         name: "verify", synopsis: "archiver verify DIR|FILE.tar.gz [--json]",
         summary: """
-            Checks that every done item's file has the manifest's size and sha256 and is a sound PNG,
-            and that images/ holds nothing else; prints one line per problem (the first 1000 of bad
-            items and of unexpected files; the rest are counted) and a summary.
+            Checks that every done item's file has the manifest's size and sha256 and is
+            a sound PNG, JPEG, WebP or GIF of its dimensions, and that images/ holds nothing else; prints
+            one line per problem (the first 1000 of bad items and of unexpected files; the rest are
+            counted) and a summary.
             """,
         options: [.flag("--json", "print a report as JSON on stdout") { $0 = true }],
         notes: "exit status: 0 all good, 1 problems found, 2 unusable input", operands: .file)

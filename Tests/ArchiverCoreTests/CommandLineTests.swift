@@ -32,6 +32,12 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: out) == false, "a usage error writes nothing")
     }
 
+    func testVerifyHelpNamesEveryFormatItChecks() throws {
+        let help = try CommandRunner.run(["verify", "--help"])
+        XCTAssertEqual(help.status, 0)
+        XCTAssertTrue(help.stdout.contains("a sound PNG, JPEG, WebP or GIF"), help.stdout)
+    }
+
     func testCatalogErrorsExitTwoNamingWhereTheProblemIs() throws {
         let dir = Fixtures.temporaryDirectory(self)
         func catalog(_ name: String, _ text: String) throws -> String {
