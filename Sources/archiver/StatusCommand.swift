@@ -20,6 +20,9 @@ enum StatusCommand {
             return fail("\(error)")
         }
         let directory = positionals.first ?? "archive"
+        guard FileManager.default.fileExists(atPath: directory) else {
+            return fail("\(directory) does not exist; give a bundle directory made by 'archiver run'")
+        }
         if let refusal = BundleStatus.refusal(directory: URL(fileURLWithPath: directory)) {
             return fail(refusal)
         }

@@ -32,6 +32,11 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: out) == false, "a usage error writes nothing")
     }
 
+    func testStatusOfAMissingDirectorySaysItDoesNotExist() throws {
+        let missing = Fixtures.temporaryDirectory(self).appendingPathComponent("nope").path
+        try assertUsageError(["status", missing], mentions: ["\(missing) does not exist"])
+    }
+
     func testVerifyHelpNamesEveryFormatItChecks() throws {
         let help = try CommandRunner.run(["verify", "--help"])
         XCTAssertEqual(help.status, 0)
