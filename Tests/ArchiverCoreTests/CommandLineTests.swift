@@ -43,6 +43,14 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(help.stdout.contains("a sound PNG, JPEG, WebP or GIF"), help.stdout)
     }
 
+    /// `--catalog -` with nothing on standard input and no copy of an earlier run's to reuse:
+    /// said as that, and, as for any bad catalog, nothing is left behind (no `DIR/.archiver/`).
+    func testAnEmptyStandardInputWithNothingToReuseIsSaidAndWritesNothing() throws {
+        let out = Fixtures.temporaryDirectory(self).appendingPathComponent("fresh/out")
+        try assertUsageError(["run", "--catalog", "-", "--out", out.path], mentions: ["standard input is empty", "no copy"])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out.deletingLastPathComponent().path), "a refused catalog writes nothing")
+    }
+
     func testCatalogErrorsExitTwoNamingWhereTheProblemIs() throws {
         let dir = Fixtures.temporaryDirectory(self)
         func catalog(_ name: String, _ text: String) throws -> String {

@@ -57,14 +57,38 @@ public enum CatalogLoader {
         if lstat(kept.path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG {
             throw .unreadable(source: "-", reason: "\(kept.path) is not a regular file (a FIFO, device or directory?); remove it and run again")
         }
+        // The directories made here go again if the catalog is refused: bad input writes nothing.
+        var made: [String] = []
+        var missing = directory
+        while !missing.isEmpty, missing != "/", access(missing, F_OK) != 0 {
+            made.append(missing)
+            missing = (missing as NSString).deletingLastPathComponent
+        }
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        do throws(CatalogError) {
+            return try copyStandardInput(to: kept, options: options, input: input, limit: limit)
+        } catch {
+            for path in made { rmdir(path) }
+            throw error
+        }
+    }
+
+    /// `standardInput`'s copy into `kept`'s directory, which exists; or the copy an earlier run
+    /// kept there, when standard input is empty.
+    private static func copyStandardInput(
+        to kept: URL, options: CatalogOptions, input: FileDescriptor, limit: Int64
+    ) throws(CatalogError) -> Catalog {
+        let directory = kept.deletingLastPathComponent().path
         var first = [UInt8](repeating: 0, count: 1 << 16)
         let count: Int
         switch first.withUnsafeMutableBytes({ raw in Result { () throws(Errno) in try input.read(into: raw) } }) {
         case .success(let n): count = n
         case .failure(let error): throw .unreadable(source: "-", reason: "cannot read standard input: \(error)")
         }
-        if count == 0, access(kept.path, R_OK) == 0 {
+        if count == 0 {
+            guard access(kept.path, R_OK) == 0 else {
+                throw .unreadable(source: "-", reason: "standard input is empty, and \(directory) keeps no copy of an earlier run's to reuse")
+            }
             return try Catalog(source: "-", path: kept.path, options: options)
         }
         // The copy is written under a name no other process can guess, created here or not at
