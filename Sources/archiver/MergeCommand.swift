@@ -11,14 +11,14 @@ enum MergeCommand {
     }
 
     static let spec = CommandSpec<Options>(
-        name: "merge", synopsis: "archiver merge --out DIR SHARD...",
+        name: "merge", synopsis: "archiver merge --out DIR SHARD... [--json]",
         summary: """
             Joins shard bundles (directories made by 'run --shard', or their 'pack' tarballs) into DIR, the
             bundle one run of the whole catalog gives; every file's size and sha256 is checked against its
             shard's manifest.
             """,
         options: [
-            .text("--out", "DIR", "the merged bundle directory (must not exist)") { $0.output = $1 },
+            .text("--out", "DIR", "the merged bundle directory (must not exist yet, or be empty)") { $0.output = $1 },
             .flag("--quiet", alias: "-q", "no progress, and no summary line unless items failed") { $0.quiet = true },
             .flag("--json", "print a machine-readable summary on stdout") { $0.json = true },
         ],

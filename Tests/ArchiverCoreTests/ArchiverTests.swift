@@ -73,7 +73,7 @@ final class ArchiverTests: XCTestCase {
         let page = try String(contentsOf: out.appendingPathComponent("pages/0001.html"), encoding: .utf8)
         let rows = page.matches(of: /<li class="\w+" id="item-(\d+)">/).map { Int($0.output.1)! }
         XCTAssertEqual(rows, Array(1...34), "in id order, whatever the catalog's order")
-        XCTAssertTrue(page.contains("<section class=\"album\" id=\"group-31\">\n<h2>Album 2 <small>(1 items from #31)"), "a heading per run of an album")
+        XCTAssertTrue(page.contains("<section class=\"album\" id=\"group-31\">\n<h2>Album 2 <small>(1 item from #31)"), "a heading per run of an album")
     }
 
     /// Two spellings of one Unicode text (é composed, and e plus a combining accent) are equal

@@ -37,7 +37,7 @@ final class GalleryGridTests: XCTestCase {
             "<ul class=\"grid covers\">\n<li><a href=\"pages/0001.html#group-1\"><img loading=\"lazy\" src=\"images/2.png\" "
                 + "width=\"150\" height=\"100\" alt=\"photo 2\"><span><b>Album 7</b><small>#1 · 3 items · 1 failed</small></span></a></li>\n"
                 + "<li class=\"failed\"><a href=\"pages/0001.html#group-4\"><div class=\"tile\">no image</div>"
-                + "<span><b>Album 8</b><small>#4 · 1 items · 1 failed</small></span></a></li>\n"
+                + "<span><b>Album 8</b><small>#4 · 1 item · 1 failed</small></span></a></li>\n"
                 + "<li><a href=\"pages/0001.html#group-5\"><img loading=\"lazy\" src=\"images/5.png\""))
         XCTAssertTrue(front.contains("<li><a href=\"pages/0002.html#group-1006\"><img loading=\"lazy\" src=\"images/1006.png\""))
         XCTAssertTrue(front.contains("<small>#5 · 1001 items · 1 failed</small>"))

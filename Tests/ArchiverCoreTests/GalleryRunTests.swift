@@ -35,7 +35,7 @@ final class GalleryRunTests: XCTestCase {
         XCTAssertTrue(failures.contains("<td class=\"title\">ftp &lt;7&gt;</td>"))
         let front = try String(contentsOf: out.appendingPathComponent("index.html"), encoding: .utf8)
         XCTAssertTrue(front.contains("6 done, 3 failed, 0 pending"))
-        XCTAssertTrue(front.contains("<a href=\"pages/failures-0001.html#kind-invalid-url\">invalid-url</a>: 1 items"))
+        XCTAssertTrue(front.contains("<a href=\"pages/failures-0001.html#kind-invalid-url\">invalid-url</a>: 1 item"))
     }
 
     /// A rerun with fewer records removes the pages beyond the new counts; what is left is

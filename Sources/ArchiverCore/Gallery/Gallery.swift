@@ -136,6 +136,11 @@ enum Gallery {
         return (max(1, Int((Double(width) * scale).rounded())), max(1, Int((Double(height) * scale).rounded())))
     }
 
+    /// "1 item", "2 items": how the gallery counts items.
+    static func items(_ count: Int) -> String {
+        count == 1 ? "1 item" : "\(count) items"
+    }
+
     /// `text` with `& < > " '` replaced by entities, safe in element content and quoted attributes.
     static func escape(_ text: String) -> String {
         // Most titles and URLs need nothing escaped; checking bytes first keeps the page cheap.

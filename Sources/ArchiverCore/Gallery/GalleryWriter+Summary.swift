@@ -36,7 +36,7 @@ extension GalleryWriter {
                     closeSection()
                     html.add(number == 0 ? "<section id=\"\(anchor)\">\n<h2>" : "<section>\n<h2>")
                     html.escaped(kind)
-                    html.add(" <small>(\(number == 0 ? "" : "continued, ")\(indices.count) items)</small></h2>\n<table>\n")
+                    html.add(" <small>(\(number == 0 ? "" : "continued, ")\(Gallery.items(indices.count)))</small></h2>\n<table>\n")
                     html.add("<tr><th>id</th><th>title</th><th>URL</th><th>status</th><th>message</th></tr>\n")
                     sectionOpen = "</table>"
                 }
@@ -61,7 +61,7 @@ extension GalleryWriter {
         let failed = failures.values.reduce(0) { $0 + $1.count }
         html.head(
             title: "Archived images (\(count))",
-            header: "<p>\(count) items from \(Gallery.escape(source)): \(counts[.done, default: 0]) done, "
+            header: "<p>\(Gallery.items(count)) from \(Gallery.escape(source)): \(counts[.done, default: 0]) done, "
                 + "\(counts[.failed, default: 0]) failed, \(counts[.pending, default: 0]) pending.</p>\n"
                 + "<nav><a href=\"#failures\">Failures</a> · <a href=\"#albums\">Albums</a> · <a href=\"#pages\">Pages</a></nav>\n")
 
@@ -76,7 +76,7 @@ extension GalleryWriter {
                 let page = Gallery.failuresPageName(before / Gallery.itemsPerPage + 1, of: pages)
                 html.add("<li><a href=\"pages/\(page)#\(anchor)\">")
                 html.escaped(kind)
-                html.add("</a>: \(indices.count) items</li>\n")
+                html.add("</a>: \(Gallery.items(indices.count))</li>\n")
                 before += indices.count
             }
             html.add("</ul>\n")
@@ -137,7 +137,7 @@ extension GalleryWriter {
         } else {
             html.add("<div class=\"tile\">no image</div>")
         }
-        html.add("<span><b>Album \(group.album)</b><small>#\(shown(start)) · \(group.end - group.start) items")
+        html.add("<span><b>Album \(group.album)</b><small>#\(shown(start)) · \(Gallery.items(group.end - group.start))")
         if failed > 0 { html.add(" · \(failed) failed") }
         html.add("</small></span></a></li>\n")
     }

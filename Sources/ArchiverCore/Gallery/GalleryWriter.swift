@@ -186,7 +186,7 @@ final class GalleryWriter {
         guard let group else { return }
         html.add(continued ? "<section class=\"album\">\n" : "<section class=\"album\" id=\"group-\(anchor(group.start))\">\n")
         html.add("<h2>Album \(group.album) <small>(\(continued ? "continued, " : "")")
-        html.add("\(group.end - group.start) items from #\(shown(group.start)))</small></h2>\n<ul class=\"grid\">\n")
+        html.add("\(Gallery.items(group.end - group.start)) from #\(shown(group.start)))</small></h2>\n<ul class=\"grid\">\n")
         sectionOpen = "</ul>"
     }
 
