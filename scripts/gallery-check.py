@@ -231,7 +231,7 @@ def check_failures(t, bundle, shots):
         for item in manifest["items"]:
             if item["status"] == "failed":
                 kinds[item["error"]["kind"]] = kinds.get(item["error"]["kind"], 0) + 1
-        t.check(sorted(summary) == sorted(f"{k}: {n} items" for k, n in kinds.items()),
+        t.check(sorted(summary) == sorted(f"{k}: {n} item{'' if n == 1 else 's'}" for k, n in kinds.items()),
                 f"the front page's failures summary: {'; '.join(summary)}")
     finally:
         b.close()
