@@ -83,6 +83,22 @@ final class CatalogTests: XCTestCase {
         XCTAssertEqual(reader.record(0), CatalogRecord(albumId: 2, id: 8, title: "té", url: "https://h/8", thumbnailUrl: "https://h/t8"))
     }
 
+    /// A null title, digest, group or URL is none, as a database export writes an empty value:
+    /// the record keeps going (no title, no digest to check, album 0, failing alone for its URL).
+    func testNullOptionalValuesAreNoneAndTheRecordStays() throws {
+        let text = #"[{"id": 1, "title": null, "sum": null, "albumId": null, "url": "https://h/1"}, {"id": 2, "title": "t", "url": null}]"#
+        var options = CatalogOptions()
+        options.sha256Key = "sum"
+        let catalog = try Catalog(source: "c.json", data: Data(text.utf8), options: options)
+        var reader = CatalogReader(catalog.records)
+        let first = reader.record(0, fields: [.title, .image(.url), .sha256])
+        XCTAssertEqual(first.title, "")
+        XCTAssertNil(first.sha256)
+        XCTAssertEqual(first.albumId, 0)
+        XCTAssertEqual(first.url, "https://h/1")
+        XCTAssertEqual(reader.record(1, fields: [.title, .image(.url)]).url, "")
+    }
+
     /// Issue #16: what JSON rejects (trailing commas, `007`, `NaN`) used to be accepted through
     /// JSONDecoder; now every refusal names line and column from the scan itself.
     func testWhatJSONRejectsIsRefusedNamingLineAndColumn() throws {

@@ -107,10 +107,10 @@ struct CatalogParser {
                 switch key {
                 case .id: id = try idValue()
                 case .group: group = try groupValue()
-                case .title: title = try string(named: "title", making: fields.contains(.title))
+                case .title: title = try optionalString(named: "title", making: fields.contains(.title))
                 case .url: (url, urlProblem) = try urlValue(fields.contains(.url))
                 case .thumbnailUrl: (thumbnailUrl, thumbnailProblem) = try urlValue(fields.contains(.thumbnailUrl))
-                case .sha256: sha256 = try string(named: schema.sha256Name ?? "sha256", making: fields.contains(.sha256))
+                case .sha256: sha256 = try optionalString(named: schema.sha256Name ?? "sha256", making: fields.contains(.sha256))
                 case .other: try skipValue()
                 }
                 skipSpace()
@@ -251,6 +251,16 @@ struct CatalogParser {
         if negative { return value }
         guard value != Int.min else { throw Failure(offset: start, message: "\"\(name)\" is out of range", needsMore: false) }
         return -value
+    }
+
+    /// An optional string (the title, `--sha256`'s digest): null is none, as databases export an
+    /// empty one, and as the group and the URL take it.
+    private mutating func optionalString(named name: String, making: Bool) throws(Failure) -> String? {
+        if try peek() == 0x6E {
+            try literal("null")
+            return nil
+        }
+        return try string(named: name, making: making)
     }
 
     /// The group (`--group`): an integer, or a string holding one (as CSV gives it); null is none.
