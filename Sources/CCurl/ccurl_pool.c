@@ -14,6 +14,15 @@ static void unlock_share(CURL *handle, curl_lock_data data, void *user) {
     pthread_mutex_unlock(&((ccurl_client *)user)->share_lock);
 }
 
+/* The cookies in the shared jar, as Netscape lines (the caller frees them), and how many. */
+static struct curl_slist *jar_lines(ccurl_client *c, size_t *count) {
+    struct curl_slist *lines = NULL;
+    curl_easy_getinfo(c->cookie_keeper, CURLINFO_COOKIELIST, &lines);
+    *count = 0;
+    for (struct curl_slist *line = lines; line; line = line->next) (*count)++;
+    return lines;
+}
+
 /* Gives `c->share` its lock and what it holds: TLS sessions, and cookies when there is a cookie
  * file; 0 when the cookie keeper cannot be made. */
 int ccurl_share_setup(ccurl_client *c) {
@@ -35,8 +44,7 @@ int ccurl_share_setup(ccurl_client *c) {
     if (!c->cookie_keeper || curl_easy_setopt(c->cookie_keeper, CURLOPT_SHARE, c->share) != CURLE_OK
         || curl_easy_setopt(c->cookie_keeper, CURLOPT_COOKIEFILE, c->cookie_file) != CURLE_OK) return 0;
     curl_easy_setopt(c->cookie_keeper, CURLOPT_COOKIELIST, "RELOAD");
-    curl_easy_getinfo(c->cookie_keeper, CURLINFO_COOKIELIST, &c->file_cookies);
-    for (struct curl_slist *line = c->file_cookies; line; line = line->next) c->file_cookie_count++;
+    c->file_cookies = jar_lines(c, &c->file_cookie_count);
     return 1;
 }
 
@@ -53,11 +61,8 @@ enum { COOKIE_COUNT_EVERY = 25, SERVER_COOKIES_MAX = 75 };
 void ccurl_bound_cookies(ccurl_client *c) {
     if (!c->cookie_keeper || c->cookies_set < COOKIE_COUNT_EVERY) return;
     c->cookies_set = 0;
-    struct curl_slist *jar = NULL;
-    curl_easy_getinfo(c->cookie_keeper, CURLINFO_COOKIELIST, &jar);
-    size_t count = 0;
-    for (struct curl_slist *line = jar; line; line = line->next) count++;
-    curl_slist_free_all(jar);
+    size_t count;
+    curl_slist_free_all(jar_lines(c, &count));
     if (count <= c->file_cookie_count + SERVER_COOKIES_MAX) return;
     curl_easy_setopt(c->cookie_keeper, CURLOPT_COOKIELIST, "ALL");
     for (struct curl_slist *line = c->file_cookies; line; line = line->next) {
